@@ -1,0 +1,27 @@
+/* gguf_writer.c - creating and freeing a writer. The writer's parts live in gguf_writer_*.c:
+ * values, metadata, tensors, header, output, stream (temporary file) and copy (from a file). */
+#include "gguf_writer_internal.h"
+
+#include <stdlib.h>
+
+gguf_writer *gguf_writer_create(void)
+{
+    gguf_writer *writer = calloc(1, sizeof *writer);
+    if (!writer)
+        return NULL;
+    writer->version = 3;
+    writer->alignment = GGUF_DEFAULT_ALIGNMENT;
+    writer->stream.out.fd = -1;
+    writer_layout(writer, 0); /* an empty header cannot overflow */
+    return writer;
+}
+
+void gguf_writer_free(gguf_writer *writer)
+{
+    if (!writer)
+        return;
+    gguf_writer_abort(writer);
+    writer_kvs_free(writer);
+    writer_tensors_free(writer);
+    free(writer);
+}
