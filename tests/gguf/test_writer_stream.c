@@ -1,0 +1,226 @@
+/* Tests of writing a file: the temporary file beside the target, streamed tensor data, and that
+ * every failure (too much or too little data, I/O errors, unwritable directories, abandoning)
+ * leaves neither the target nor a temporary file, and an existing target untouched. */
+#include "gguf.h"
+#include "test.h"
+#include "writer_test_support.h"
+
+#include <fnmatch.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Two tensors: 12 bytes of F32 and 68 bytes of Q8_0. */
+static gguf_writer *two_tensor_writer(void)
+{
+    gguf_writer *w = gguf_writer_create();
+    gguf_writer_set_string(w, "general.name", "stream test");
+    gguf_writer_add_tensor(w, "a", GGUF_TENSOR_F32, 1, (uint64_t[]){3});
+    gguf_writer_add_tensor(w, "b", GGUF_TENSOR_Q8_0, 2, (uint64_t[]){32, 2});
+    return w;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+TEST(test_writer_uses_a_temp_file_beside_the_target)
+{
+    char *dir = support_make_dir("temp_beside");
+    char path[512], pattern[512];
+    snprintf(path, sizeof path, "%s/model.gguf", dir);
+    snprintf(pattern, sizeof pattern, "%s/.model.gguf.??????.tmp", dir);
+    gguf_writer *w = two_tensor_writer();
+    CHECK(gguf_writer_temp_path(w) == NULL);
+    gguf_error err = {0};
+    CHECK(gguf_writer_begin(w, path, &err) == GGUF_OK);
+    const char *temp = gguf_writer_temp_path(w);
+    CHECK(temp && fnmatch(pattern, temp, FNM_PATHNAME) == 0);
+    CHECK(access(temp, F_OK) == 0 && access(path, F_OK) != 0);
+    /* Metadata and tensors are frozen while writing. */
+    CHECK(gguf_writer_set_u32(w, "x", 1) == GGUF_ERR_USAGE);
+    CHECK(gguf_writer_remove(w, "general.name") == GGUF_ERR_USAGE);
+    CHECK(gguf_writer_add_tensor(w, "c", GGUF_TENSOR_F32, 1, (uint64_t[]){1}) == GGUF_ERR_USAGE);
+    CHECK(gguf_writer_set_tensor_type(w, "a", GGUF_TENSOR_F16) == GGUF_ERR_USAGE);
+    CHECK(gguf_writer_remove_tensor(w, "a") == GGUF_ERR_USAGE);
+    CHECK(gguf_writer_begin(w, path, &err) == GGUF_ERR_USAGE);
+    char *temp_copy = strdup(temp);
+    CHECK(support_stream_tensors(w, 3, 5, &err) == GGUF_OK);
+    CHECK_MSG(gguf_writer_finish(w, &err) == GGUF_OK, "%s", err.message);
+    CHECK(gguf_writer_temp_path(w) == NULL && access(temp_copy, F_OK) != 0);
+    CHECK(support_dir_entries(dir) == 1);
+    /* Permissions as a plain creat() would give them, not mkstemp's 0600. */
+    struct stat st;
+    mode_t mask = umask(0);
+    umask(mask);
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == (0666 & ~mask));
+    free(temp_copy);
+    gguf_writer_free(w);
+}
+
+TEST(test_writer_replaces_an_existing_target)
+{
+    char *dir = support_make_dir("replace_target");
+    char path[512];
+    snprintf(path, sizeof path, "%s/model.gguf", dir);
+    write_text(path, "old");
+    gguf_writer *w = two_tensor_writer();
+    gguf_error err = {0};
+    CHECK(gguf_writer_begin(w, path, &err) == GGUF_OK);
+    CHECK(support_stream_tensors(w, 3, 1000, &err) == GGUF_OK);
+    CHECK(gguf_writer_finish(w, &err) == GGUF_OK);
+    size_t size = 0;
+    unsigned char *got = support_read_file(path, &size);
+    CHECK(got && size == gguf_writer_file_size(w) && memcmp(got, "GGUF", 4) == 0);
+    CHECK(support_dir_entries(dir) == 1);
+    free(got);
+    gguf_writer_free(w);
+}
+
+/* After a failed write: the directory holds only what it held before, `path` says "old". */
+static bool nothing_left(const char *dir, const char *path)
+{
+    size_t size = 0;
+    unsigned char *got = support_read_file(path, &size);
+    bool untouched = got && size == 3 && memcmp(got, "old", 3) == 0;
+    free(got);
+    return untouched && support_dir_entries(dir) == 1;
+}
+
+TEST(test_writer_refuses_too_much_data_and_leaves_nothing)
+{
+    char *dir = support_make_dir("too_much");
+    char path[512];
+    snprintf(path, sizeof path, "%s/model.gguf", dir);
+    write_text(path, "old");
+    gguf_writer *w = two_tensor_writer();
+    gguf_error err = {0};
+    unsigned char data[100] = {0};
+    CHECK(gguf_writer_begin(w, path, &err) == GGUF_OK);
+    CHECK(gguf_writer_write_data(w, data, 70, &err) == GGUF_OK);
+    CHECK(gguf_writer_write_data(w, data, 11, &err) == GGUF_ERR_USAGE);
+    CHECK(err.status == GGUF_ERR_USAGE && strstr(err.message, "only 10 remain"));
+    CHECK(gguf_writer_temp_path(w) == NULL && nothing_left(dir, path));
+    /* The write is over: more data or finishing is misuse. */
+    CHECK(gguf_writer_write_data(w, data, 1, &err) == GGUF_ERR_USAGE);
+    CHECK(gguf_writer_finish(w, &err) == GGUF_ERR_USAGE);
+    gguf_writer_free(w);
+}
+
+TEST(test_writer_refuses_too_little_data_and_leaves_nothing)
+{
+    char *dir = support_make_dir("too_little");
+    char path[512];
+    snprintf(path, sizeof path, "%s/model.gguf", dir);
+    write_text(path, "old");
+    gguf_writer *w = two_tensor_writer();
+    gguf_error err = {0};
+    unsigned char data[100] = {0};
+    CHECK(gguf_writer_begin(w, path, &err) == GGUF_OK);
+    CHECK(gguf_writer_write_data(w, data, 20, &err) == GGUF_OK);
+    CHECK(gguf_writer_finish(w, &err) == GGUF_ERR_USAGE);
+    CHECK_MSG(strstr(err.message, "tensor 'b' got 8 of its 68 bytes"), "%s", err.message);
+    CHECK(gguf_writer_temp_path(w) == NULL && nothing_left(dir, path));
+    gguf_writer_free(w);
+}
+
+TEST(test_writer_refuses_unwritable_directories)
+{
+    char *dir = support_make_dir("unwritable");
+    char path[512];
+    gguf_writer *w = two_tensor_writer();
+    gguf_error err = {0};
+    snprintf(path, sizeof path, "%s/missing/model.gguf", dir);
+    CHECK(gguf_writer_begin(w, path, &err) == GGUF_ERR_IO);
+    CHECK_MSG(strstr(err.message, "cannot create a temporary file"), "%s", err.message);
+    snprintf(path, sizeof path, "%s/file", dir);
+    write_text(path, "old");
+    snprintf(path, sizeof path, "%s/file/model.gguf", dir);
+    CHECK(gguf_writer_begin(w, path, &err) == GGUF_ERR_IO);
+    CHECK(gguf_writer_begin(w, "", &err) == GGUF_ERR_USAGE);
+    snprintf(path, sizeof path, "%s/", dir);
+    CHECK(gguf_writer_begin(w, path, &err) == GGUF_ERR_USAGE);
+    CHECK(gguf_writer_temp_path(w) == NULL && support_dir_entries(dir) == 1);
+    if (geteuid() != 0) { /* root writes into read-only directories anyway */
+        char locked[400];
+        snprintf(locked, sizeof locked, "%s/locked", dir);
+        CHECK(mkdir(locked, 0555) == 0);
+        snprintf(path, sizeof path, "%s/model.gguf", locked);
+        CHECK(gguf_writer_begin(w, path, &err) == GGUF_ERR_IO);
+        CHECK(support_dir_entries(locked) == 0);
+    }
+    gguf_writer_free(w);
+}
+
+TEST(test_writer_io_error_removes_the_temp_file)
+{
+    char *dir = support_make_dir("io_error");
+    char path[512];
+    snprintf(path, sizeof path, "%s/model.gguf", dir);
+    write_text(path, "old");
+    gguf_writer *w = gguf_writer_create();
+    CHECK(gguf_writer_add_tensor(w, "big", GGUF_TENSOR_F32, 1, (uint64_t[]){1 << 20}) == GGUF_OK);
+    /* Files in this test process may not grow past 64 KiB: writes fail with EFBIG. */
+    signal(SIGXFSZ, SIG_IGN);
+    CHECK(setrlimit(RLIMIT_FSIZE, &(struct rlimit){65536, 65536}) == 0);
+    gguf_error err = {0};
+    CHECK(gguf_writer_begin(w, path, &err) == GGUF_OK);
+    gguf_status status = support_stream_tensors(w, 1, 1 << 22, &err);
+    if (status == GGUF_OK)
+        status = gguf_writer_finish(w, &err);
+    CHECK(status == GGUF_ERR_IO && err.status == GGUF_ERR_IO);
+    CHECK_MSG(strstr(err.message, "model.gguf") && strstr(err.message, "File too large"), "%s",
+              err.message);
+    CHECK(gguf_writer_temp_path(w) == NULL && nothing_left(dir, path));
+    gguf_writer_free(w);
+}
+
+TEST(test_writer_abort_and_free_remove_the_temp_file)
+{
+    char *dir = support_make_dir("abandon");
+    char path[512];
+    snprintf(path, sizeof path, "%s/model.gguf", dir);
+    write_text(path, "old");
+    gguf_error err = {0};
+    unsigned char data[16] = {0};
+    gguf_writer *w = two_tensor_writer();
+    CHECK(gguf_writer_begin(w, path, &err) == GGUF_OK);
+    CHECK(gguf_writer_write_data(w, data, sizeof data, &err) == GGUF_OK);
+    gguf_writer_abort(w);
+    CHECK(gguf_writer_temp_path(w) == NULL && nothing_left(dir, path));
+    CHECK(gguf_writer_write_data(w, data, 1, &err) == GGUF_ERR_USAGE);
+    /* After abort the writer can be edited and written again. */
+    CHECK(gguf_writer_set_u32(w, "x", 1) == GGUF_OK);
+    CHECK(gguf_writer_begin(w, path, &err) == GGUF_OK);
+    gguf_writer_free(w);
+    CHECK(nothing_left(dir, path));
+}
+
+TEST(test_writer_without_tensors_writes_a_padded_header)
+{
+    char *dir = support_make_dir("no_tensors");
+    char path[512];
+    snprintf(path, sizeof path, "%s/meta.gguf", dir);
+    gguf_writer *w = gguf_writer_create();
+    CHECK(gguf_writer_set_string(w, "general.name", "x") == GGUF_OK);
+    gguf_error err = {0};
+    unsigned char byte = 0;
+    CHECK(gguf_writer_begin(w, path, &err) == GGUF_OK);
+    CHECK(gguf_writer_write_data(w, &byte, 0, &err) == GGUF_OK);
+    CHECK(gguf_writer_finish(w, &err) == GGUF_OK);
+    size_t size = 0;
+    unsigned char *got = support_read_file(path, &size);
+    /* 24 + (8+12 + 4 + 8+1) = 57, padded to 64 */
+    CHECK(got && size == 64 && gguf_writer_file_size(w) == 64 && got[57] == 0 && got[63] == 0);
+    free(got);
+    gguf_writer_free(w);
+}

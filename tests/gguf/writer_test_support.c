@@ -1,0 +1,344 @@
+/* writer_test_support.c - helpers shared by the writer tests (see writer_test_support.h). */
+#include "writer_test_support.h"
+#include "test.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+char *support_make_dir(const char *name)
+{
+    char *path = strdup(test_tmpfile(name));
+    if (!path || mkdir(path, 0755) != 0) {
+        perror(path ? path : name);
+        abort();
+    }
+    return path;
+}
+
+int support_dir_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int count = 0;
+    const struct dirent *entry;
+    while ((entry = readdir(d)))
+        count += strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0;
+    closedir(d);
+    return count;
+}
+
+unsigned char *support_read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    unsigned char *data = NULL;
+    long length = -1;
+    if (fseek(f, 0, SEEK_END) == 0 && (length = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0)
+        data = malloc(length ? (size_t)length : 1);
+    if (data && fread(data, 1, (size_t)length, f) != (size_t)length) {
+        free(data);
+        data = NULL;
+    }
+    fclose(f);
+    if (data)
+        *size = (size_t)length;
+    return data;
+}
+
+bool support_same_bytes(const char *path_a, const char *path_b)
+{
+    size_t size_a = 0, size_b = 0;
+    unsigned char *a = support_read_file(path_a, &size_a);
+    unsigned char *b = support_read_file(path_b, &size_b);
+    bool same = a && b && size_a == size_b && memcmp(a, b, size_a) == 0;
+    free(a);
+    free(b);
+    return same;
+}
+
+void support_fill(unsigned char *data, size_t size, unsigned seed)
+{
+    uint32_t state = seed * 2654435761u + 1;
+    for (size_t i = 0; i < size; i++) {
+        state = state * 1103515245u + 12345u;
+        data[i] = (unsigned char)(state >> 16);
+    }
+}
+
+gguf_status support_stream_tensors(gguf_writer *writer, unsigned seed, size_t piece,
+                                   gguf_error *err)
+{
+    for (int64_t i = 0; i < gguf_writer_tensor_count(writer); i++) {
+        size_t size = (size_t)gguf_writer_tensor(writer, i)->size;
+        unsigned char *data = malloc(size);
+        if (!data)
+            return GGUF_ERR_NOMEM;
+        support_fill(data, size, seed + (unsigned)i);
+        gguf_status status = GGUF_OK;
+        for (size_t done = 0; done < size && status == GGUF_OK; done += piece)
+            status = gguf_writer_write_data(writer, data + done,
+                                            size - done < piece ? size - done : piece, err);
+        free(data);
+        if (status != GGUF_OK)
+            return status;
+    }
+    return GGUF_OK;
+}
+
+/* ---- the oracle's JSON description ---------------------------------------------------------- */
+
+int oracle_write(const char *gguf_path, const char *json_path, char **output)
+{
+    return test_run(output, "python3 %s write '%s' '%s'", ORACLE_SCRIPT, gguf_path, json_path);
+}
+
+json_t *oracle_load(const char *json_path)
+{
+    json_error_t error;
+    json_t *doc = json_load_file(json_path, JSON_ALLOW_NUL, &error);
+    if (!doc)
+        fprintf(stderr, "    %s:%d: %s\n", json_path, error.line, error.text);
+    return doc;
+}
+
+static int value_type_from_name(const char *name)
+{
+    for (int t = 0; t < GGUF_VALUE_TYPE_COUNT; t++)
+        if (strcmp(gguf_value_type_name((gguf_value_type)t), name) == 0)
+            return t;
+    return -1;
+}
+
+/* A fixed-size or string value from its description; strings point into the JSON document. */
+static bool scalar_from_json(gguf_value *value, gguf_value_type type, json_t *described)
+{
+    memset(value, 0, sizeof *value);
+    value->type = type;
+    const char *digits = json_string_value(described);
+    switch (type) {
+    case GGUF_VALUE_UINT8: value->v.u8 = (uint8_t)strtoul(digits, NULL, 10); break;
+    case GGUF_VALUE_INT8: value->v.i8 = (int8_t)strtol(digits, NULL, 10); break;
+    case GGUF_VALUE_UINT16: value->v.u16 = (uint16_t)strtoul(digits, NULL, 10); break;
+    case GGUF_VALUE_INT16: value->v.i16 = (int16_t)strtol(digits, NULL, 10); break;
+    case GGUF_VALUE_UINT32: value->v.u32 = (uint32_t)strtoul(digits, NULL, 10); break;
+    case GGUF_VALUE_INT32: value->v.i32 = (int32_t)strtol(digits, NULL, 10); break;
+    case GGUF_VALUE_UINT64: value->v.u64 = strtoull(digits, NULL, 10); break;
+    case GGUF_VALUE_INT64: value->v.i64 = strtoll(digits, NULL, 10); break;
+    case GGUF_VALUE_FLOAT32: value->v.f32 = (float)json_number_value(described); break;
+    case GGUF_VALUE_FLOAT64: value->v.f64 = json_number_value(described); break;
+    case GGUF_VALUE_BOOL: value->v.b = json_is_true(described); break;
+    case GGUF_VALUE_STRING:
+        value->v.str.len = json_string_length(described);
+        value->v.str.data = json_string_value(described);
+        break;
+    default: return false;
+    }
+    return type == GGUF_VALUE_BOOL || type == GGUF_VALUE_FLOAT32 || type == GGUF_VALUE_FLOAT64 ||
+           json_is_string(described);
+}
+
+static void array_tree_free(gguf_array *array)
+{
+    if (array->elem_type == GGUF_VALUE_ARRAY)
+        for (uint64_t i = 0; i < array->count; i++)
+            array_tree_free(&((gguf_value *)array->data)[i].v.arr);
+    free((void *)array->data);
+}
+
+/* {"elem_type": T, "value": [...]} as a gguf_array; free with array_tree_free(). */
+static bool array_from_json(gguf_array *array, json_t *described)
+{
+    int elem = value_type_from_name(json_string_value(json_object_get(described, "elem_type")));
+    json_t *elements = json_object_get(described, "value");
+    if (elem < 0 || !json_is_array(elements))
+        return false;
+    size_t count = json_array_size(elements);
+    size_t size = gguf_value_type_size(elem);
+    size_t element_bytes = elem == GGUF_VALUE_STRING  ? sizeof(gguf_string)
+                           : elem == GGUF_VALUE_ARRAY ? sizeof(gguf_value)
+                                                      : size;
+    unsigned char *data = calloc(count ? count : 1, element_bytes);
+    *array = (gguf_array){(gguf_value_type)elem, 0, data};
+    for (size_t i = 0; data && i < count; i++) {
+        json_t *element = json_array_get(elements, i);
+        gguf_value scalar;
+        bool ok;
+        if (elem == GGUF_VALUE_ARRAY) {
+            gguf_value *nested = (gguf_value *)data + i;
+            nested->type = GGUF_VALUE_ARRAY;
+            ok = array_from_json(&nested->v.arr, element);
+        } else if ((ok = scalar_from_json(&scalar, (gguf_value_type)elem, element))) {
+            if (elem == GGUF_VALUE_STRING)
+                ((gguf_string *)data)[i] = scalar.v.str;
+            else /* the union's members all start at its first byte; the host is little-endian */
+                memcpy(data + i * size, &scalar.v, size);
+        }
+        array->count = i + 1;
+        if (!ok) {
+            array_tree_free(array);
+            return false;
+        }
+    }
+    return data != NULL;
+}
+
+static gguf_status set_described(gguf_writer *writer, json_t *entry)
+{
+    const char *key = json_string_value(json_object_get(entry, "key"));
+    int type = value_type_from_name(json_string_value(json_object_get(entry, "type")));
+    json_t *described = json_object_get(entry, "value");
+    gguf_value value = {.type = GGUF_VALUE_ARRAY};
+    if (type == GGUF_VALUE_ARRAY) {
+        if (!array_from_json(&value.v.arr, described))
+            return GGUF_ERR_INVALID;
+        gguf_status status = gguf_writer_set(writer, key, &value);
+        array_tree_free(&value.v.arr);
+        return status;
+    }
+    if (type < 0 || !scalar_from_json(&value, (gguf_value_type)type, described))
+        return GGUF_ERR_INVALID;
+    return gguf_writer_set(writer, key, &value);
+}
+
+unsigned char *oracle_tensor_data(json_t *tensor, size_t *size)
+{
+    const char *hex = json_string_value(json_object_get(tensor, "data_hex"));
+    size_t length = hex ? strlen(hex) / 2 : 0;
+    unsigned char *data = malloc(length ? length : 1);
+    for (size_t i = 0; data && i < length; i++) {
+        unsigned byte;
+        sscanf(hex + 2 * i, "%2x", &byte);
+        data[i] = (unsigned char)byte;
+    }
+    *size = length;
+    return data;
+}
+
+static gguf_status add_described_tensor(gguf_writer *writer, json_t *tensor)
+{
+    json_t *shape = json_object_get(tensor, "ne");
+    uint64_t ne[GGUF_MAX_DIMS] = {0};
+    size_t n_dims = json_array_size(shape);
+    for (size_t d = 0; d < n_dims && d < GGUF_MAX_DIMS; d++)
+        ne[d] = (uint64_t)json_integer_value(json_array_get(shape, d));
+    int type = gguf_tensor_type_from_name(json_string_value(json_object_get(tensor, "type")));
+    return gguf_writer_add_tensor(writer, json_string_value(json_object_get(tensor, "name")),
+                                  (gguf_tensor_type)type, (uint32_t)n_dims, ne);
+}
+
+static gguf_status stream_described_tensors(gguf_writer *writer, json_t *tensors, size_t piece,
+                                            gguf_error *err)
+{
+    gguf_status status = GGUF_OK;
+    for (size_t i = 0; i < json_array_size(tensors) && status == GGUF_OK; i++) {
+        size_t size;
+        unsigned char *data = oracle_tensor_data(json_array_get(tensors, i), &size);
+        for (size_t done = 0; done < size && status == GGUF_OK; done += piece)
+            status = gguf_writer_write_data(writer, data + done,
+                                            size - done < piece ? size - done : piece, err);
+        free(data);
+    }
+    return status;
+}
+
+gguf_status oracle_write_with_libgguf(json_t *doc, bool include_all, const char *path,
+                                      size_t piece, gguf_error *err)
+{
+    gguf_writer *writer = gguf_writer_create();
+    if (!writer)
+        return GGUF_ERR_NOMEM;
+    gguf_status status = GGUF_OK;
+    json_t *metadata = json_object_get(doc, "metadata");
+    json_t *tensors = json_object_get(doc, "tensors");
+    for (size_t i = 0; i < json_array_size(metadata) && status == GGUF_OK; i++) {
+        json_t *entry = json_array_get(metadata, i);
+        if (include_all || json_is_true(json_object_get(entry, "gguf_py_writes")))
+            status = set_described(writer, entry);
+    }
+    for (size_t i = 0; i < json_array_size(tensors) && status == GGUF_OK; i++)
+        status = add_described_tensor(writer, json_array_get(tensors, i));
+    if (status == GGUF_OK)
+        status = gguf_writer_begin(writer, path, err);
+    if (status == GGUF_OK)
+        status = stream_described_tensors(writer, tensors, piece, err);
+    if (status == GGUF_OK)
+        status = gguf_writer_finish(writer, err);
+    gguf_writer_free(writer);
+    return status;
+}
+
+static bool array_matches(const gguf_array *array, json_t *described, char *why, size_t why_size);
+
+/* Compare one fixed-size or string value with its description, bit for bit. */
+static bool scalar_matches(const void *got, gguf_value_type type, json_t *described, char *why,
+                           size_t why_size)
+{
+    gguf_value want;
+    if (!scalar_from_json(&want, type, described)) {
+        snprintf(why, why_size, "bad description of a %s", gguf_value_type_name(type));
+        return false;
+    }
+    bool same;
+    if (type == GGUF_VALUE_STRING) {
+        const gguf_string *string = got;
+        same = string->len == want.v.str.len &&
+               memcmp(string->data, want.v.str.data, (size_t)string->len) == 0 &&
+               string->data[string->len] == '\0';
+    } else {
+        same = memcmp(got, &want.v, gguf_value_type_size(type)) == 0;
+    }
+    if (!same)
+        snprintf(why, why_size, "%s value differs from %s", gguf_value_type_name(type),
+                 json_is_string(described) ? json_string_value(described) : "the description");
+    return same;
+}
+
+static bool array_matches(const gguf_array *array, json_t *described, char *why, size_t why_size)
+{
+    const char *elem = json_string_value(json_object_get(described, "elem_type"));
+    json_t *elements = json_object_get(described, "value");
+    if (!elem || strcmp(gguf_value_type_name(array->elem_type), elem) != 0 ||
+        array->count != json_array_size(elements)) {
+        snprintf(why, why_size, "array of %llu %s, described as %zu %s",
+                 (unsigned long long)array->count, gguf_value_type_name(array->elem_type),
+                 json_array_size(elements), elem ? elem : "?");
+        return false;
+    }
+    size_t size = gguf_value_type_size(array->elem_type);
+    for (uint64_t i = 0; i < array->count; i++) {
+        json_t *element = json_array_get(elements, i);
+        bool same;
+        if (array->elem_type == GGUF_VALUE_ARRAY)
+            same = array_matches(&((const gguf_value *)array->data)[i].v.arr, element, why,
+                                 why_size);
+        else if (array->elem_type == GGUF_VALUE_STRING)
+            same = scalar_matches((const gguf_string *)array->data + i, GGUF_VALUE_STRING,
+                                  element, why, why_size);
+        else
+            same = scalar_matches((const unsigned char *)array->data + i * size,
+                                  array->elem_type, element, why, why_size);
+        if (!same)
+            return false;
+    }
+    return true;
+}
+
+bool oracle_value_matches(const gguf_value *value, const char *type_name, json_t *described,
+                          char *why, size_t why_size)
+{
+    if (strcmp(gguf_value_type_name(value->type), type_name) != 0) {
+        snprintf(why, why_size, "type %s, described as %s", gguf_value_type_name(value->type),
+                 type_name);
+        return false;
+    }
+    if (value->type == GGUF_VALUE_ARRAY)
+        return array_matches(&value->v.arr, described, why, why_size);
+    return scalar_matches(value->type == GGUF_VALUE_STRING ? (const void *)&value->v.str
+                                                           : (const void *)&value->v,
+                          value->type, described, why, why_size);
+}
