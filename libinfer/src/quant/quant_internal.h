@@ -150,6 +150,11 @@ static inline inf_bf16 quant_fp32_to_bf16(float f)
     void inf_q8_1_from_float_##level(const float *src, void *dst, int64_t n);
 
 QUANT_DECLARE_LEVEL(scalar)
+#if defined(__x86_64__)
+/* Built from *_avx2.c / *_avx512.c, which the Makefile compiles only on x86-64. */
+QUANT_DECLARE_LEVEL(avx2)
+QUANT_DECLARE_LEVEL(avx512)
+#endif
 
 void inf_f32_to_float_copy(const void *src, float *dst, int64_t n);
 void inf_f32_from_float_copy(const float *src, void *dst, int64_t n);

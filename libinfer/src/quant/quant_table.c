@@ -6,24 +6,30 @@
 #define LEVEL_ROW(type, prefix, level)                                                      \
     KERNELS(type, inf_##prefix##_to_float_##level, inf_##prefix##_from_float_##level)
 
-static const inf_quant_kernels scalar_kernels[GGUF_TENSOR_TYPE_COUNT] = {
-    KERNELS(F32, inf_f32_to_float_copy, inf_f32_from_float_copy),
-    LEVEL_ROW(F16, f16, scalar),
-    LEVEL_ROW(BF16, bf16, scalar),
-    LEVEL_ROW(Q4_0, q4_0, scalar),
-    LEVEL_ROW(Q4_1, q4_1, scalar),
-    LEVEL_ROW(Q5_0, q5_0, scalar),
-    LEVEL_ROW(Q5_1, q5_1, scalar),
-    LEVEL_ROW(Q8_0, q8_0, scalar),
-    LEVEL_ROW(Q8_1, q8_1, scalar),
-};
+/* One table per level; every supported type has a kernel at every level. */
+#define LEVEL_TABLE(level)                                                                  \
+    {                                                                                       \
+        KERNELS(F32, inf_f32_to_float_copy, inf_f32_from_float_copy),                       \
+        LEVEL_ROW(F16, f16, level),   LEVEL_ROW(BF16, bf16, level),                         \
+        LEVEL_ROW(Q4_0, q4_0, level), LEVEL_ROW(Q4_1, q4_1, level),                         \
+        LEVEL_ROW(Q5_0, q5_0, level), LEVEL_ROW(Q5_1, q5_1, level),                         \
+        LEVEL_ROW(Q8_0, q8_0, level), LEVEL_ROW(Q8_1, q8_1, level),                         \
+    }
+
+static const inf_quant_kernels scalar_kernels[GGUF_TENSOR_TYPE_COUNT] = LEVEL_TABLE(scalar);
+#if defined(__x86_64__)
+static const inf_quant_kernels avx2_kernels[GGUF_TENSOR_TYPE_COUNT] = LEVEL_TABLE(avx2);
+static const inf_quant_kernels avx512_kernels[GGUF_TENSOR_TYPE_COUNT] = LEVEL_TABLE(avx512);
+#endif
 
 static const inf_quant_kernels no_kernels;
 
 static const inf_quant_kernels *const level_tables[INF_SIMD_LEVEL_COUNT] = {
     [INF_SIMD_SCALAR] = scalar_kernels,
-    [INF_SIMD_AVX2] = scalar_kernels,
-    [INF_SIMD_AVX512] = scalar_kernels,
+#if defined(__x86_64__)
+    [INF_SIMD_AVX2] = avx2_kernels,
+    [INF_SIMD_AVX512] = avx512_kernels,
+#endif
 };
 
 const inf_quant_kernels *inf_quant_kernels_at(gguf_tensor_type type, inf_simd_level level)
@@ -32,7 +38,7 @@ const inf_quant_kernels *inf_quant_kernels_at(gguf_tensor_type type, inf_simd_le
         return &no_kernels;
     if ((int)level < 0)
         level = INF_SIMD_SCALAR;
-    if (level > inf_simd_detect())
+    if (level > inf_simd_detect()) /* also keeps non-x86 builds on their only table */
         level = inf_simd_detect();
     return &level_tables[level][type];
 }

@@ -1,0 +1,27 @@
+/* q4_0_avx512.c - Q4_0 with AVX-512; same bytes and floats as q4_0_scalar.c. A block is
+ * two 16-lane vectors; the byte-level packing is shared with the AVX2 version. */
+#include "quant_avx512.h"
+
+void inf_q4_0_from_float_avx512(const float *src, void *dst, int64_t n)
+{
+    block_q4_0 *out = dst;
+    for (int64_t b = 0; b < n / QUANT_BLOCK; b++, src += QUANT_BLOCK) {
+        __m512 v[2];
+        avx512_load_block(src, v);
+        const float d = avx512_block_signed_max(src, v, avx512_block_amax(v)) / -8;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        out[b].d = quant_fp32_to_fp16(d);
+        /* MIN(15, (int8_t)code) of the reference: a signed byte minimum */
+        __m256i codes = _mm256_min_epi8(avx512_block_codes(v, id, 8.5f), _mm256_set1_epi8(15));
+        _mm_storeu_si128((__m128i *)out[b].qs, avx2_pack_nibbles(codes, false));
+    }
+}
+
+void inf_q4_0_to_float_avx512(const void *src, float *dst, int64_t n)
+{
+    const block_q4_0 *in = src;
+    for (int64_t b = 0; b < n / QUANT_BLOCK; b++, dst += QUANT_BLOCK) {
+        __m256i codes = _mm256_sub_epi8(avx2_unpack_nibbles(in[b].qs), _mm256_set1_epi8(8));
+        avx512_store_dequant(codes, quant_fp16_to_fp32(in[b].d), 0.0f, false, dst);
+    }
+}
