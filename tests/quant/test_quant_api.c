@@ -94,3 +94,22 @@ TEST(test_q4_0_keeps_sign_of_largest_magnitude_and_zero_block_scale)
     for (int j = 0; j < 16; j++)
         CHECK(out.qs[j] == 0x88);
 }
+
+TEST(test_q4_1_zero_minimum_keeps_the_sign_of_the_first_zero)
+{
+    /* ggml's strict `<` keeps the first of equal values: -0.0 then +0.0 gives m = -0.0 */
+    float src[32] = {-0.0f, 0.0f, 1.0f, 2.0f};
+    for (int j = 4; j < 32; j++)
+        src[j] = 1.5f;
+    block_q4_1 out;
+    for (int level = 0; level <= (int)inf_simd_detect(); level++) {
+        inf_quant_kernels_at(GGUF_TENSOR_Q4_1, (inf_simd_level)level)->from_float(src, &out, 32);
+        CHECK_MSG(out.m == 0x8000, "%s: m = %04x", inf_simd_level_name((inf_simd_level)level),
+                  out.m);
+        src[0] = 0.0f, src[1] = -0.0f;
+        inf_quant_kernels_at(GGUF_TENSOR_Q4_1, (inf_simd_level)level)->from_float(src, &out, 32);
+        CHECK_MSG(out.m == 0x0000, "%s: m = %04x", inf_simd_level_name((inf_simd_level)level),
+                  out.m);
+        src[0] = -0.0f, src[1] = 0.0f;
+    }
+}
