@@ -215,6 +215,12 @@ gguf_file *gguf_open(const char *path, gguf_open_mode mode, gguf_error *err);
  * checks use the stream's size when it is seekable; for a pipe in METADATA mode they are skipped. */
 gguf_file *gguf_open_stream(FILE *stream, const char *name, gguf_open_mode mode, gguf_error *err);
 
+/* Parse and validate a GGUF image held in memory (`size` bytes at `data`) without copying it:
+ * tensor `data` pointers point into the caller's buffer, which must stay unchanged and alive
+ * until gguf_close(). Metadata strings and arrays are copied. `name` is used in error messages
+ * (NULL: "(memory)"). Returns NULL on failure and fills *err (may be NULL). */
+gguf_file *gguf_open_memory(const void *data, size_t size, const char *name, gguf_error *err);
+
 /* Release everything the file owns, including the map. NULL is allowed. */
 void gguf_close(gguf_file *file);
 

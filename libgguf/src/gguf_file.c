@@ -1,0 +1,286 @@
+/* gguf_file.c - opening GGUF input and closing it. A path is mapped (tensor data points into the
+ * map) or read sequentially (the header parsed as it arrives, then the data section read into
+ * one aligned buffer, or not at all for metadata); a stream is read sequentially; a caller's
+ * buffer is parsed in place. */
+#include "gguf_reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The heap copy of the data section is aligned to the file's alignment, at least a cache line
+ * and at most a page (enough for any aligned SIMD load; a hostile 2^31 would waste memory). */
+enum { DATA_BUFFER_MIN_ALIGN = 64, DATA_BUFFER_MAX_ALIGN = 4096 };
+/* First buffer size when reading the data section of a pipe, whose length is unknown. */
+enum { PIPE_DATA_START = 1 << 20 };
+
+/* Parsing an empty input still needs a valid pointer. */
+static const unsigned char empty_input[1];
+
+static gguf_file *file_new(const char *name, uint64_t size, gguf_error *err)
+{
+    gguf_file *f = calloc(1, sizeof *f);
+    if (f)
+        f->path = strdup(name ? name : "(gguf)");
+    if (!f || !f->path) {
+        free(f);
+        gguf_fail(err, GGUF_ERR_NOMEM, name, UINT64_MAX, "out of memory opening the file");
+        return NULL;
+    }
+    f->file_size = size;
+    f->alignment = GGUF_DEFAULT_ALIGNMENT;
+    return f;
+}
+
+void gguf_close(gguf_file *f)
+{
+    if (!f)
+        return;
+    if (f->map)
+        munmap(f->map, f->map_size);
+    free(f->data_buffer);
+    free(f->kvs);
+    free(f->tensors);
+    free(f->kv_index);
+    free(f->tensor_index);
+    gguf_arena_free(&f->arena);
+    free(f->path);
+    free(f);
+}
+
+static gguf_file *finish(gguf_file *f, gguf_status status)
+{
+    if (status == GGUF_OK)
+        return f;
+    gguf_close(f);
+    return NULL;
+}
+
+/* The data section is `bytes`' tail from data_offset (empty when a tensor-less file ends before
+ * its padding); check the layout against it and point every tensor at its data. */
+static gguf_status attach_data(gguf_file *f, const unsigned char *section, uint64_t size,
+                               gguf_error *err)
+{
+    f->data = section;
+    f->data_size = size;
+    gguf_status status = gguf_check_layout(f, true, err);
+    if (status != GGUF_OK)
+        return status;
+    for (int64_t i = 0; i < f->n_tensors; i++)
+        f->tensors[i].data = section + f->tensors[i].offset;
+    return GGUF_OK;
+}
+
+static gguf_status parse_in_memory(gguf_file *f, const unsigned char *bytes, gguf_error *err)
+{
+    gguf_parser parser = {.file = f, .err = err};
+    gguf_cursor_init_memory(&parser.cursor, bytes, f->file_size);
+    gguf_status status = gguf_parse_header(&parser);
+    if (status != GGUF_OK)
+        return status;
+    uint64_t start = f->data_offset < f->file_size ? f->data_offset : f->file_size;
+    return attach_data(f, bytes + start, f->file_size - start, err);
+}
+
+gguf_file *gguf_open_memory(const void *data, size_t size, const char *name, gguf_error *err)
+{
+    if (!data && size)
+        return gguf_fail(err, GGUF_ERR_USAGE, name, UINT64_MAX, "NULL buffer of %zu bytes", size),
+               NULL;
+    gguf_file *f = file_new(name ? name : "(memory)", size, err);
+    if (!f)
+        return NULL;
+    return finish(f, parse_in_memory(f, data ? data : empty_input, err));
+}
+
+/* Bytes from the stream's position to its end when it is a regular file, else unknown. */
+static uint64_t stream_size(FILE *stream)
+{
+    int fd = fileno(stream);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return GGUF_SIZE_UNKNOWN;
+    off_t pos = ftello(stream);
+    if (pos < 0 || pos > st.st_size)
+        return GGUF_SIZE_UNKNOWN;
+    return (uint64_t)(st.st_size - pos);
+}
+
+/* Consume the padding up to the data section. A file without tensors may end right after its
+ * tensor-info table. */
+static gguf_status skip_padding(gguf_parser *p)
+{
+    uint64_t start = p->cursor.pos;
+    uint64_t padding = p->file->data_offset - start;
+    const unsigned char *bytes;
+    gguf_status status = gguf_cursor_take(&p->cursor, padding, &bytes);
+    if (status == GGUF_OK || (status == GGUF_ERR_TRUNCATED && p->file->n_tensors == 0))
+        return GGUF_OK;
+    if (status == GGUF_ERR_TRUNCATED)
+        return gguf_parser_fail(p, status, start,
+                                "padding before the data section needs %llu bytes but the file "
+                                "ends at byte %llu",
+                                (unsigned long long)padding, (unsigned long long)p->cursor.end);
+    return gguf_parser_fail(p, status, start, "reading the padding before the data section failed");
+}
+
+static size_t buffer_alignment(uint32_t alignment)
+{
+    if (alignment < DATA_BUFFER_MIN_ALIGN)
+        return DATA_BUFFER_MIN_ALIGN;
+    return alignment > DATA_BUFFER_MAX_ALIGN ? DATA_BUFFER_MAX_ALIGN : alignment;
+}
+
+static void *aligned_buffer(uint32_t alignment, uint64_t size)
+{
+    void *buffer = NULL;
+    if (size > SIZE_MAX || posix_memalign(&buffer, buffer_alignment(alignment),
+                                          size ? (size_t)size : 1) != 0)
+        return NULL;
+    return buffer;
+}
+
+/* Read a pipe's data section to its end, doubling the buffer as bytes arrive. */
+static gguf_status read_pipe_data(gguf_file *f, FILE *stream, uint64_t *size, gguf_error *err)
+{
+    uint64_t capacity = PIPE_DATA_START, used = 0;
+    unsigned char *buffer = aligned_buffer(f->alignment, capacity);
+    while (buffer) {
+        used += fread(buffer + used, 1, (size_t)(capacity - used), stream);
+        if (used < capacity)
+            break;
+        unsigned char *grown = aligned_buffer(f->alignment, capacity * 2);
+        if (grown)
+            memcpy(grown, buffer, (size_t)used);
+        free(buffer);
+        buffer = grown;
+        capacity *= 2;
+    }
+    f->data_buffer = buffer;
+    if (!buffer)
+        return gguf_fail(err, GGUF_ERR_NOMEM, f->path, f->data_offset,
+                         "out of memory reading the data section");
+    if (ferror(stream))
+        return gguf_fail(err, GGUF_ERR_IO, f->path, f->data_offset + used,
+                         "reading the data section failed: %s", strerror(errno));
+    *size = used;
+    return GGUF_OK;
+}
+
+static gguf_status read_data_section(gguf_file *f, FILE *stream, gguf_error *err)
+{
+    uint64_t size = 0;
+    if (f->file_size == GGUF_SIZE_UNKNOWN) {
+        gguf_status status = read_pipe_data(f, stream, &size, err);
+        if (status != GGUF_OK)
+            return status;
+        f->file_size = f->data_offset + size;
+    } else {
+        size = f->file_size > f->data_offset ? f->file_size - f->data_offset : 0;
+        f->data_buffer = aligned_buffer(f->alignment, size);
+        if (!f->data_buffer)
+            return gguf_fail(err, GGUF_ERR_NOMEM, f->path, f->data_offset,
+                             "out of memory for the %llu-byte data section",
+                             (unsigned long long)size);
+        size_t got = size ? fread(f->data_buffer, 1, (size_t)size, stream) : 0;
+        if (got < size)
+            return gguf_fail(err, ferror(stream) ? GGUF_ERR_IO : GGUF_ERR_TRUNCATED, f->path,
+                             f->data_offset + got,
+                             "data section ends after %zu of %llu bytes (file changed?)", got,
+                             (unsigned long long)size);
+    }
+    return attach_data(f, f->data_buffer, size, err);
+}
+
+static gguf_file *open_stream(FILE *stream, const char *name, gguf_open_mode mode, uint64_t size,
+                              gguf_error *err)
+{
+    gguf_file *f = file_new(name, size, err);
+    if (!f)
+        return NULL;
+    gguf_parser parser = {.file = f, .err = err};
+    gguf_cursor_init_stream(&parser.cursor, stream, size);
+    gguf_status status = gguf_parse_header(&parser);
+    if (status == GGUF_OK)
+        status = skip_padding(&parser);
+    gguf_cursor_release(&parser.cursor);
+    if (status == GGUF_OK && mode == GGUF_OPEN_READ)
+        return finish(f, read_data_section(f, stream, err));
+    if (status == GGUF_OK) {
+        bool size_known = size != GGUF_SIZE_UNKNOWN;
+        if (!size_known)
+            f->file_size = 0;
+        else if (size > f->data_offset)
+            f->data_size = size - f->data_offset;
+        status = gguf_check_layout(f, size_known, err);
+    }
+    return finish(f, status);
+}
+
+gguf_file *gguf_open_stream(FILE *stream, const char *name, gguf_open_mode mode, gguf_error *err)
+{
+    if (!stream || (mode != GGUF_OPEN_READ && mode != GGUF_OPEN_METADATA))
+        return gguf_fail(err, GGUF_ERR_USAGE, name, UINT64_MAX,
+                         "gguf_open_stream needs a stream and GGUF_OPEN_READ or "
+                         "GGUF_OPEN_METADATA"),
+               NULL;
+    return open_stream(stream, name ? name : "(stream)", mode, stream_size(stream), err);
+}
+
+static gguf_file *open_path_stream(const char *path, gguf_open_mode mode, gguf_error *err)
+{
+    FILE *stream = fopen(path, "rb");
+    if (!stream)
+        return gguf_fail(err, GGUF_ERR_IO, path, UINT64_MAX, "cannot open: %s", strerror(errno)),
+               NULL;
+    gguf_file *f = open_stream(stream, path, mode, stream_size(stream), err);
+    fclose(stream);
+    return f;
+}
+
+static gguf_file *open_mapped(const char *path, gguf_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return gguf_fail(err, GGUF_ERR_IO, path, UINT64_MAX, "cannot open: %s", strerror(errno)),
+               NULL;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        /* A FIFO or a device cannot be mapped: read it instead. */
+        close(fd);
+        return open_path_stream(path, GGUF_OPEN_READ, err);
+    }
+    gguf_file *f = file_new(path, (uint64_t)st.st_size, err);
+    if (!f || st.st_size == 0) {
+        close(fd);
+        return f ? finish(f, parse_in_memory(f, empty_input, err)) : NULL;
+    }
+    f->map_size = (size_t)st.st_size;
+    void *map = mmap(NULL, f->map_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int map_errno = errno;
+    close(fd);
+    if (map == MAP_FAILED)
+        return finish(f, gguf_fail(err, GGUF_ERR_IO, path, UINT64_MAX, "cannot map: %s",
+                                   strerror(map_errno)));
+    f->map = map;
+    return finish(f, parse_in_memory(f, map, err));
+}
+
+gguf_file *gguf_open(const char *path, gguf_open_mode mode, gguf_error *err)
+{
+    if (!path)
+        return gguf_fail(err, GGUF_ERR_USAGE, NULL, UINT64_MAX, "gguf_open needs a path"), NULL;
+    switch (mode) {
+    case GGUF_OPEN_MMAP:
+        return open_mapped(path, err);
+    case GGUF_OPEN_READ:
+    case GGUF_OPEN_METADATA:
+        return open_path_stream(path, mode, err);
+    }
+    return gguf_fail(err, GGUF_ERR_USAGE, path, UINT64_MAX, "unknown open mode %d", (int)mode),
+           NULL;
+}
