@@ -82,8 +82,9 @@ inf_tensor *inf_soft_max_causal(inf_context *ctx, inf_tensor *a, float scale, in
 /* Matrix product. `a` is [K, M, A2, A3] of type F32, F16, BF16, Q8_0, Q4_0 or Q4_1 (weights, a
  * K cache, ...); `b` is F32 [K, N, B2, B3] with B2 a multiple of A2 and B3 of A3 (a's matrices
  * are shared by B2/A2 consecutive b matrices: grouped-query attention). The result is F32
- * [M, N, B2, B3] with dst[n][m] = dot(row m of a, row n of b). Rows of `a` must be contiguous in
- * dimension 0 (nb[0] one element/block); `b` may have any strides. */
+ * [M, N, B2, B3] with dst[n][m] = dot(row m of a, row n of b). A quantized `a` must have
+ * contiguous blocks (nb[0] one block); a float `a` and `b` may have any strides (a transposed
+ * view of a V cache is fine). */
 inf_tensor *inf_mul_mat(inf_context *ctx, inf_tensor *a, inf_tensor *b);
 
 #ifdef __cplusplus

@@ -277,10 +277,10 @@ inf_tensor *inf_mul_mat(inf_context *ctx, inf_tensor *a, inf_tensor *b)
         return NULL;
     if (!expect_type(ctx, "MUL_MAT", b, GGUF_TENSOR_F32))
         return NULL;
-    if (!is_weight_type(a->type) || !inf_tensor_rows_contiguous(a)) {
-        inf_context_fail(ctx, "MUL_MAT: '%s' is %s%s (expected f32/f16/bf16/q8_0/q4_0/q4_1 rows)",
+    if (!is_weight_type(a->type) || (!is_float_type(a->type) && !inf_tensor_rows_contiguous(a))) {
+        inf_context_fail(ctx, "MUL_MAT: '%s' is %s%s (expected f32/f16/bf16/q8_0/q4_0/q4_1)",
                          a->name, inf_type_name(a->type),
-                         inf_tensor_rows_contiguous(a) ? "" : " with non-contiguous rows");
+                         inf_tensor_rows_contiguous(a) ? "" : " with non-contiguous blocks");
         return NULL;
     }
     if (a->ne[0] != b->ne[0] || b->ne[2] % a->ne[2] != 0 || b->ne[3] % a->ne[3] != 0) {
