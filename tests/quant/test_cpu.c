@@ -1,4 +1,6 @@
 /* Tests of SIMD level detection and forcing. */
+#include <stdlib.h>
+
 #include "inf_cpu.h"
 #include "test.h"
 
@@ -30,4 +32,14 @@ TEST(test_simd_level_names_round_trip)
         CHECK(inf_simd_level_from_name(inf_simd_level_name((inf_simd_level)l)) == l);
     CHECK(inf_simd_level_from_name("AVX2") == INF_SIMD_AVX2);
     CHECK(inf_simd_level_from_name("sse") == -1);
+}
+
+TEST(test_simd_env_var_sets_the_start_level)
+{
+    /* Each test runs in a freshly forked child of a runner that never touched libinfer, so
+     * detection (and the reading of INF_SIMD) happens here, after setenv. */
+    CHECK(setenv("INF_SIMD", "scalar", 1) == 0);
+    CHECK(inf_simd_active() == INF_SIMD_SCALAR);
+    CHECK(inf_simd_detect() >= INF_SIMD_SCALAR);
+    CHECK(inf_simd_force(INF_SIMD_AVX512) == inf_simd_detect());
 }

@@ -8,6 +8,7 @@
 
 static inline void avx512_load_block(const float *x, __m512 v[2])
 {
+    quant_prefetch_ahead(x);
     v[0] = _mm512_loadu_ps(x);
     v[1] = _mm512_loadu_ps(x + 16);
 }
