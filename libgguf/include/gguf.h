@@ -339,15 +339,20 @@ const gguf_tensor_info *gguf_writer_tensor(const gguf_writer *writer, int64_t in
 /* Total bytes the file will have once written. */
 uint64_t gguf_writer_file_size(const gguf_writer *writer);
 
-/* Start writing to `path`: creates a temporary file in the same directory and writes the header.
- * After this, metadata and tensor infos are frozen. */
+/* Start writing to `path`: creates a temporary file ".<name>.XXXXXX.tmp" in the same directory
+ * (given the permissions a new file gets under the umask) and writes the header. Until the write
+ * finishes or is abandoned, metadata and tensor infos are frozen (edits return GGUF_ERR_USAGE);
+ * afterwards the writer may be edited and written again. Layout: header, pairs, tensor infos,
+ * zeros up to the alignment, then each tensor's data followed by zeros up to the alignment (the
+ * last one too), the same bytes llama.cpp and gguf-py write. */
 gguf_status gguf_writer_begin(gguf_writer *writer, const char *path, gguf_error *err);
 /* Path of the temporary file while a write is in progress (for a signal handler to unlink), else
  * NULL. The string stays valid until gguf_writer_finish/free. */
 const char *gguf_writer_temp_path(const gguf_writer *writer);
 /* Stream the next `size` bytes of tensor data. Data must arrive in tensor order; a tensor may be
  * given in several calls. Alignment padding is inserted automatically between tensors. Returns
- * GGUF_ERR_USAGE when more bytes arrive than the tensors hold. */
+ * GGUF_ERR_USAGE when more bytes arrive than the tensors hold (nothing of them is written), or
+ * GGUF_ERR_IO; any failure abandons the write as gguf_writer_abort() does. */
 gguf_status gguf_writer_write_data(gguf_writer *writer, const void *data, size_t size,
                                    gguf_error *err);
 /* Check every tensor's data was written, fsync, and rename the temporary file onto `path`.
@@ -358,7 +363,10 @@ void gguf_writer_abort(gguf_writer *writer);
 
 /* Write the whole file to `path` in one call, taking each tensor's data from the tensor of the
  * same name in `source` (which must have the same type and shape, and data in memory). This is how
- * a metadata-only edit of a file is saved without holding the model in memory. */
+ * a metadata-only edit of a file is saved without holding the model in memory; `path` may be the
+ * source's own path. Every tensor is checked before anything is created: GGUF_ERR_NOT_FOUND for a
+ * tensor missing from `source`, GGUF_ERR_INVALID for another type or shape, GGUF_ERR_USAGE when
+ * `source` was opened in METADATA mode. */
 gguf_status gguf_writer_write_from(gguf_writer *writer, const char *path, const gguf_file *source,
                                    gguf_error *err);
 

@@ -5,6 +5,7 @@
 #include "writer_test_support.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Let gguf-py write its file and describe it; NULL (test failed or skipped) when it cannot. */
 static json_t *oracle_content(const char *gguf_path, const char *json_path)
@@ -22,7 +23,7 @@ static json_t *oracle_content(const char *gguf_path, const char *json_path)
 
 TEST(test_gguf_py_reads_what_the_writer_writes)
 {
-    char *dir = support_make_dir("gguf_py_reads_writer");
+    const char *dir = support_make_dir("gguf_py_reads_writer");
     char a[512], b[512], json[512];
     snprintf(a, sizeof a, "%s/gguf_py.gguf", dir);
     snprintf(b, sizeof b, "%s/libgguf.gguf", dir);
@@ -43,7 +44,7 @@ TEST(test_gguf_py_reads_what_the_writer_writes)
  * size of a Q8_1 block and does not know Q2_0 (see the oracle script). */
 TEST(test_writer_bytes_equal_gguf_py_bytes)
 {
-    char *dir = support_make_dir("gguf_py_same_bytes");
+    const char *dir = support_make_dir("gguf_py_same_bytes");
     char a[512], b[512], json[512];
     snprintf(a, sizeof a, "%s/gguf_py.gguf", dir);
     snprintf(b, sizeof b, "%s/libgguf.gguf", dir);
@@ -57,5 +58,54 @@ TEST(test_writer_bytes_equal_gguf_py_bytes)
     int status = test_run(&output, "cmp '%s' '%s'", a, b);
     CHECK_MSG(status == 0, "libgguf and gguf-py files differ: %s", output);
     free(output);
+    json_decref(doc);
+}
+
+TEST(test_reader_reads_what_gguf_py_writes)
+{
+    const char *dir = support_make_dir("reader_reads_gguf_py");
+    char a[512], json[512];
+    snprintf(a, sizeof a, "%s/gguf_py.gguf", dir);
+    snprintf(json, sizeof json, "%s/content.json", dir);
+    json_t *doc = oracle_content(a, json);
+    CHECK(doc);
+    gguf_error err = {0};
+    gguf_file *f = gguf_open(a, GGUF_OPEN_MMAP, &err);
+    CHECK_MSG(f, "%s", err.message);
+    json_t *metadata = json_object_get(doc, "metadata");
+    int64_t index = 0;
+    for (size_t i = 0; i < json_array_size(metadata); i++) {
+        json_t *entry = json_array_get(metadata, i);
+        if (!json_is_true(json_object_get(entry, "gguf_py_writes")))
+            continue;
+        const char *key = json_string_value(json_object_get(entry, "key"));
+        CHECK_MSG(index < gguf_kv_count(f) && strcmp(gguf_kv_key(f, index), key) == 0,
+                  "key %lld is not %s", (long long)index, key);
+        char why[256] = "";
+        CHECK_MSG(oracle_value_matches(gguf_kv_value(f, index),
+                                       json_string_value(json_object_get(entry, "type")),
+                                       json_object_get(entry, "value"), why, sizeof why),
+                  "%s: %s", key, why);
+        index++;
+    }
+    CHECK(gguf_kv_count(f) == index && gguf_alignment(f) == 64);
+    json_t *tensors = json_object_get(doc, "tensors");
+    CHECK(gguf_tensor_count(f) == (int64_t)json_array_size(tensors));
+    for (size_t i = 0; i < json_array_size(tensors); i++) {
+        json_t *described = json_array_get(tensors, i);
+        const gguf_tensor_info *t = gguf_tensor(f, (int64_t)i);
+        const char *type = json_string_value(json_object_get(described, "type"));
+        json_t *ne = json_object_get(described, "ne");
+        CHECK(strcmp(t->name, json_string_value(json_object_get(described, "name"))) == 0);
+        CHECK_MSG((int)t->type == gguf_tensor_type_from_name(type), "type of %s", t->name);
+        CHECK(t->n_dims == json_array_size(ne));
+        for (uint32_t d = 0; d < t->n_dims; d++)
+            CHECK(t->ne[d] == (uint64_t)json_integer_value(json_array_get(ne, d)));
+        size_t size = 0;
+        unsigned char *data = oracle_tensor_data(described, &size);
+        CHECK(t->size == size && memcmp(t->data, data, size) == 0);
+        free(data);
+    }
+    gguf_close(f);
     json_decref(doc);
 }

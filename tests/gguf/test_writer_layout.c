@@ -237,7 +237,7 @@ static gguf_writer *sample_writer(void)
 
 TEST(test_writer_output_is_byte_stable)
 {
-    char *dir = support_make_dir("byte_stable");
+    const char *dir = support_make_dir("byte_stable");
     char paths[3][512];
     size_t pieces[3] = {1 << 20, 1, 97};
     for (int i = 0; i < 3; i++) {
@@ -264,5 +264,4 @@ TEST(test_writer_output_is_byte_stable)
         CHECK(support_same_bytes(paths[0], again));
     }
     gguf_writer_free(w);
-    free(dir);
 }

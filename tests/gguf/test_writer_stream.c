@@ -35,7 +35,7 @@ static void write_text(const char *path, const char *text)
 
 TEST(test_writer_uses_a_temp_file_beside_the_target)
 {
-    char *dir = support_make_dir("temp_beside");
+    const char *dir = support_make_dir("temp_beside");
     char path[512], pattern[512];
     snprintf(path, sizeof path, "%s/model.gguf", dir);
     snprintf(pattern, sizeof pattern, "%s/.model.gguf.??????.tmp", dir);
@@ -69,7 +69,7 @@ TEST(test_writer_uses_a_temp_file_beside_the_target)
 
 TEST(test_writer_replaces_an_existing_target)
 {
-    char *dir = support_make_dir("replace_target");
+    const char *dir = support_make_dir("replace_target");
     char path[512];
     snprintf(path, sizeof path, "%s/model.gguf", dir);
     write_text(path, "old");
@@ -98,7 +98,7 @@ static bool nothing_left(const char *dir, const char *path)
 
 TEST(test_writer_refuses_too_much_data_and_leaves_nothing)
 {
-    char *dir = support_make_dir("too_much");
+    const char *dir = support_make_dir("too_much");
     char path[512];
     snprintf(path, sizeof path, "%s/model.gguf", dir);
     write_text(path, "old");
@@ -118,7 +118,7 @@ TEST(test_writer_refuses_too_much_data_and_leaves_nothing)
 
 TEST(test_writer_refuses_too_little_data_and_leaves_nothing)
 {
-    char *dir = support_make_dir("too_little");
+    const char *dir = support_make_dir("too_little");
     char path[512];
     snprintf(path, sizeof path, "%s/model.gguf", dir);
     write_text(path, "old");
@@ -135,7 +135,7 @@ TEST(test_writer_refuses_too_little_data_and_leaves_nothing)
 
 TEST(test_writer_refuses_unwritable_directories)
 {
-    char *dir = support_make_dir("unwritable");
+    const char *dir = support_make_dir("unwritable");
     char path[512];
     gguf_writer *w = two_tensor_writer();
     gguf_error err = {0};
@@ -163,7 +163,7 @@ TEST(test_writer_refuses_unwritable_directories)
 
 TEST(test_writer_io_error_removes_the_temp_file)
 {
-    char *dir = support_make_dir("io_error");
+    const char *dir = support_make_dir("io_error");
     char path[512];
     snprintf(path, sizeof path, "%s/model.gguf", dir);
     write_text(path, "old");
@@ -186,7 +186,7 @@ TEST(test_writer_io_error_removes_the_temp_file)
 
 TEST(test_writer_abort_and_free_remove_the_temp_file)
 {
-    char *dir = support_make_dir("abandon");
+    const char *dir = support_make_dir("abandon");
     char path[512];
     snprintf(path, sizeof path, "%s/model.gguf", dir);
     write_text(path, "old");
@@ -207,7 +207,7 @@ TEST(test_writer_abort_and_free_remove_the_temp_file)
 
 TEST(test_writer_without_tensors_writes_a_padded_header)
 {
-    char *dir = support_make_dir("no_tensors");
+    const char *dir = support_make_dir("no_tensors");
     char path[512];
     snprintf(path, sizeof path, "%s/meta.gguf", dir);
     gguf_writer *w = gguf_writer_create();

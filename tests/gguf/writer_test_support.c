@@ -8,11 +8,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-char *support_make_dir(const char *name)
+const char *support_make_dir(const char *name)
 {
-    char *path = strdup(test_tmpfile(name));
-    if (!path || mkdir(path, 0755) != 0) {
-        perror(path ? path : name);
+    static char path[512];
+    snprintf(path, sizeof path, "%s", test_tmpfile(name));
+    if (mkdir(path, 0755) != 0) {
+        perror(path);
         abort();
     }
     return path;
@@ -88,6 +89,42 @@ gguf_status support_stream_tensors(gguf_writer *writer, unsigned seed, size_t pi
             return status;
     }
     return GGUF_OK;
+}
+
+static bool strings_equal(const gguf_string *a, const gguf_string *b)
+{
+    return a->len == b->len && memcmp(a->data, b->data, (size_t)a->len) == 0 &&
+           a->data[a->len] == '\0' && b->data[b->len] == '\0';
+}
+
+static bool arrays_equal(const gguf_array *a, const gguf_array *b)
+{
+    if (a->elem_type != b->elem_type || a->count != b->count)
+        return false;
+    size_t size = gguf_value_type_size(a->elem_type);
+    if (size != 0)
+        return a->count == 0 || memcmp(a->data, b->data, (size_t)a->count * size) == 0;
+    for (uint64_t i = 0; i < a->count; i++) {
+        bool same = a->elem_type == GGUF_VALUE_ARRAY
+                        ? support_values_equal((const gguf_value *)a->data + i,
+                                               (const gguf_value *)b->data + i)
+                        : strings_equal((const gguf_string *)a->data + i,
+                                        (const gguf_string *)b->data + i);
+        if (!same)
+            return false;
+    }
+    return true;
+}
+
+bool support_values_equal(const gguf_value *a, const gguf_value *b)
+{
+    if (a->type != b->type)
+        return false;
+    if (a->type == GGUF_VALUE_STRING)
+        return strings_equal(&a->v.str, &b->v.str);
+    if (a->type == GGUF_VALUE_ARRAY)
+        return arrays_equal(&a->v.arr, &b->v.arr);
+    return memcmp(&a->v, &b->v, gguf_value_type_size(a->type)) == 0;
 }
 
 /* ---- the oracle's JSON description ---------------------------------------------------------- */

@@ -10,8 +10,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* A new empty directory "<test tmpdir>/<name>", malloc'd path. Aborts the test run on failure. */
-char *support_make_dir(const char *name);
+/* A new empty directory "<test tmpdir>/<name>"; the path is in a static buffer that the next call
+ * overwrites. Aborts the test on failure. */
+const char *support_make_dir(const char *name);
 /* Entries in `dir` other than "." and ".."; -1 when it cannot be read. */
 int support_dir_entries(const char *dir);
 /* The whole file in a malloc'd buffer (*size set), or NULL when it cannot be read. */
@@ -24,6 +25,10 @@ void support_fill(unsigned char *data, size_t size, unsigned seed);
  * of at most `piece` bytes. */
 gguf_status support_stream_tensors(gguf_writer *writer, unsigned seed, size_t piece,
                                    gguf_error *err);
+
+/* True when both values have the same type and the same contents, bit for bit (floats too),
+ * recursing into arrays. */
+bool support_values_equal(const gguf_value *a, const gguf_value *b);
 
 /* Path of the oracle script and the command prefix that runs it. */
 #define ORACLE_SCRIPT "tests/gguf/py/gguf_py_oracle.py"
