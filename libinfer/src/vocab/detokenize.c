@@ -1,0 +1,124 @@
+/* detokenize.c - tokens to bytes: each token's output bytes ("piece") are computed once at load
+ * time, and detokenizing concatenates them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vocab/unicode.h"
+#include "vocab/vocab_internal.h"
+
+/* Append the piece of token `id` at out (room for 4x the text length) and return its length. */
+static size_t build_piece(const inf_vocab *v, inf_token id, char *out)
+{
+    size_t len;
+    const char *text = vocab_text(v, id, &len);
+    switch (v->types[id]) {
+    case INF_TOKEN_CONTROL:
+    case INF_TOKEN_UNKNOWN:
+    case INF_TOKEN_USER_DEFINED:
+        memcpy(out, text, len);
+        return len;
+    case INF_TOKEN_BYTE:
+        /* validated at load: "<0xXX>" */
+        out[0] = (char)strtol((char[3]){text[3], text[4], 0}, NULL, 16);
+        return 1;
+    case INF_TOKEN_NORMAL:
+        break;
+    default: /* UNDEFINED and UNUSED tokens stand for nothing */
+        return 0;
+    }
+    size_t n = 0;
+    if (v->type == INF_VOCAB_SPM) {
+        for (size_t i = 0; i < len; i++) {
+            if (i + 3 <= len && memcmp(text + i, "\xe2\x96\x81", 3) == 0) {
+                out[n++] = ' ';
+                i += 2;
+            } else {
+                out[n++] = text[i];
+            }
+        }
+        return n;
+    }
+    /* Byte-level BPE: each character stands for one byte; one outside GPT-2's alphabet (not found
+     * in sane vocabularies) is kept as its UTF-8. */
+    uint32_t *cps = malloc((len ? len : 1) * sizeof *cps);
+    if (!cps) {
+        return SIZE_MAX;
+    }
+    size_t n_cps = inf_utf8_decode(text, len, cps);
+    for (size_t i = 0; i < n_cps; i++) {
+        int byte = inf_code_point_to_byte(cps[i]);
+        if (byte >= 0) {
+            out[n++] = (char)byte;
+        } else {
+            n += inf_utf8_encode(cps[i], out + n);
+        }
+    }
+    free(cps);
+    return n;
+}
+
+bool vocab_build_pieces(inf_vocab *v)
+{
+    /* A piece is never longer than its text, except U+FFFD for invalid bytes (3 bytes for 1). */
+    uint64_t text_bytes = v->text_offsets[v->n_tokens];
+    v->piece_offsets = malloc(((size_t)v->n_tokens + 1) * sizeof *v->piece_offsets);
+    v->piece_arena = malloc((size_t)(3 * text_bytes + 1));
+    if (!v->piece_offsets || !v->piece_arena) {
+        return false;
+    }
+    uint64_t pos = 0;
+    for (int32_t i = 0; i < v->n_tokens; i++) {
+        v->piece_offsets[i] = pos;
+        size_t n = build_piece(v, i, v->piece_arena + pos);
+        if (n == SIZE_MAX) {
+            return false;
+        }
+        pos += n;
+    }
+    v->piece_offsets[v->n_tokens] = pos;
+    return true;
+}
+
+const char *inf_vocab_token_piece(const inf_vocab *v, inf_token id, size_t *len)
+{
+    size_t dummy;
+    len = len ? len : &dummy;
+    if (id < 0 || id >= v->n_tokens) {
+        *len = 0;
+        return NULL;
+    }
+    *len = (size_t)(v->piece_offsets[id + 1] - v->piece_offsets[id]);
+    return v->piece_arena + v->piece_offsets[id];
+}
+
+int64_t inf_vocab_detokenize(const inf_vocab *v, const inf_token *tokens, size_t n, unsigned flags, char *buf,
+                             size_t cap)
+{
+    bool render_special = flags & INF_DETOKENIZE_RENDER_SPECIAL;
+    bool strip_prefix = (flags & INF_DETOKENIZE_STRIP_SPACE_PREFIX) && v->add_space_prefix;
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (tokens[i] < 0 || tokens[i] >= v->n_tokens) {
+            return -1;
+        }
+        uint8_t type = v->types[tokens[i]];
+        bool special = type == INF_TOKEN_CONTROL || type == INF_TOKEN_UNKNOWN;
+        if (special && !render_special) {
+            continue;
+        }
+        size_t len;
+        const char *piece = inf_vocab_token_piece(v, tokens[i], &len);
+        if (strip_prefix && !special) {
+            if (len > 0 && piece[0] == ' ') {
+                piece++;
+                len--;
+            }
+            strip_prefix = false;
+        }
+        if (total < cap) {
+            memcpy(buf + total, piece, (size_t)(cap - total) < len ? (size_t)(cap - total) : len);
+        }
+        total += len;
+    }
+    return (int64_t)total;
+}

@@ -1,0 +1,100 @@
+/* spm.c - SentencePiece-style tokenizing of one stretch of text: start from single UTF-8
+ * characters and repeatedly merge the adjacent pair whose concatenation is the token with the
+ * highest score; characters that end up in no token fall back to <0xXX> byte tokens. */
+#include <stdlib.h>
+
+#include "vocab/merge_queue.h"
+#include "vocab/unicode.h"
+#include "vocab/vocab_internal.h"
+
+typedef struct spm_session {
+    const inf_vocab *v;
+    const char *text;
+    merge_symbol *symbols;
+    merge_queue queue;
+} spm_session;
+
+/* Queue the merge of symbols left and right when their text together is a token. */
+static bool queue_pair(spm_session *s, int32_t left, int32_t right)
+{
+    if (left < 0 || right < 0) {
+        return true;
+    }
+    const merge_symbol *l = &s->symbols[left];
+    const merge_symbol *r = &s->symbols[right];
+    uint32_t size = l->n + r->n;
+    int32_t token = inf_text_map_get(&s->v->text_to_id, s->text + l->start, size);
+    if (token < 0) {
+        return true;
+    }
+    merge_candidate c = {-(double)s->v->scores[token], left, right, token, size};
+    return merge_queue_push(&s->queue, c);
+}
+
+/* One character per symbol, chained; SPM splits by lead byte without validating the rest. */
+static int32_t split_characters(spm_session *s, size_t len)
+{
+    int32_t count = 0;
+    for (size_t pos = 0; pos < len;) {
+        size_t n = inf_utf8_sequence_length((unsigned char)s->text[pos]);
+        if (n > len - pos) {
+            n = len - pos;
+        }
+        merge_symbol *sym = &s->symbols[count];
+        sym->prev = count - 1;
+        sym->next = (pos + n == len) ? -1 : count + 1;
+        sym->start = (uint32_t)pos;
+        sym->n = (uint32_t)n;
+        sym->token = -1;
+        count++;
+        pos += n;
+    }
+    return count;
+}
+
+static bool emit_symbol(const spm_session *s, const merge_symbol *sym, token_list *out)
+{
+    int32_t token = sym->token;
+    if (token < 0) {
+        token = inf_text_map_get(&s->v->text_to_id, s->text + sym->start, sym->n);
+    }
+    if (token >= 0) {
+        return token_list_push(out, token);
+    }
+    for (uint32_t i = 0; i < sym->n; i++) {
+        inf_token byte = s->v->byte_token[(unsigned char)s->text[sym->start + i]];
+        if (byte == INF_TOKEN_NONE) {
+            byte = s->v->unk; /* a vocabulary without that byte token */
+        }
+        if (byte != INF_TOKEN_NONE && !token_list_push(out, byte)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool spm_tokenize(const inf_vocab *v, const char *text, size_t len, token_list *out)
+{
+    if (len == 0) {
+        return true;
+    }
+    spm_session s = {v, text, malloc(len * sizeof(merge_symbol)), {0}};
+    bool ok = s.symbols != NULL;
+    int32_t n_symbols = ok ? split_characters(&s, len) : 0;
+    for (int32_t i = 1; ok && i < n_symbols; i++) {
+        ok = queue_pair(&s, i - 1, i);
+    }
+    merge_candidate c;
+    while (ok && merge_queue_pop(&s.queue, &c)) {
+        if (merge_symbols_apply(s.symbols, &c)) {
+            ok = queue_pair(&s, s.symbols[c.left].prev, c.left) &&
+                 queue_pair(&s, c.left, s.symbols[c.left].next);
+        }
+    }
+    for (int32_t i = 0; ok && i >= 0; i = s.symbols[i].next) {
+        ok = emit_symbol(&s, &s.symbols[i], out);
+    }
+    merge_queue_free(&s.queue);
+    free(s.symbols);
+    return ok;
+}

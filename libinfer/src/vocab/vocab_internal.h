@@ -1,0 +1,66 @@
+/* vocab_internal.h - the inf_vocab structure and the functions the vocab files share.
+ * Private to libinfer/src/vocab. */
+#ifndef INF_VOCAB_INTERNAL_H
+#define INF_VOCAB_INTERNAL_H
+
+#include "inf_vocab.h"
+#include "vocab/pretokenize.h"
+#include "vocab/token_map.h"
+
+struct inf_vocab {
+    inf_vocab_type type;
+    const inf_pretokenizer *pre; /* BPE only */
+    char pre_name[64];
+    int32_t n_tokens;
+
+    /* Token texts: text of id i is text_arena[text_offsets[i] .. text_offsets[i+1] - 1), each
+     * followed by a NUL that is not part of it. */
+    char *text_arena;
+    uint64_t *text_offsets; /* n_tokens + 1 entries */
+    float *scores;          /* n_tokens entries */
+    uint8_t *types;         /* inf_token_type per token */
+    uint8_t *is_eog;        /* 1 for end-of-generation tokens */
+
+    /* Decoded bytes of each token (inf_vocab_token_piece, special tokens rendered). */
+    char *piece_arena;
+    uint64_t *piece_offsets; /* n_tokens + 1 entries */
+
+    inf_text_map text_to_id;
+    inf_merge_map merges;          /* BPE only */
+    inf_token byte_token[256];     /* the token that stands for each raw byte, or INF_TOKEN_NONE */
+
+    /* CONTROL, USER_DEFINED and UNKNOWN tokens, longest text first: what special-token matching
+     * looks for in text, in this order. */
+    inf_token *special_tokens;
+    int32_t n_special_tokens;
+
+    inf_token bos, eos, unk, pad, sep;
+    bool add_bos, add_eos, add_space_prefix;
+};
+
+/* Text of a token without bounds checks (the id must be valid). */
+static inline const char *vocab_text(const inf_vocab *v, inf_token id, size_t *len)
+{
+    *len = (size_t)(v->text_offsets[id + 1] - v->text_offsets[id] - 1);
+    return v->text_arena + v->text_offsets[id];
+}
+
+/* A growable array of token ids: the output of tokenizing. */
+typedef struct token_list {
+    inf_token *data;
+    size_t count, capacity;
+} token_list;
+
+/* Append a token; false when out of memory. */
+bool token_list_push(token_list *list, inf_token token);
+
+/* Append the tokens of one stretch of text with no special tokens in it. SPM: text[0..len) is
+ * tokenized as is (the caller has already added the space prefix and written spaces as U+2581).
+ * BPE: pre-tokenized, byte-encoded and merged. Both return false when out of memory. */
+bool spm_tokenize(const inf_vocab *v, const char *text, size_t len, token_list *out);
+bool bpe_tokenize(const inf_vocab *v, const char *text, size_t len, token_list *out);
+
+/* Build piece_arena/piece_offsets from the token texts; false when out of memory. */
+bool vocab_build_pieces(inf_vocab *v);
+
+#endif

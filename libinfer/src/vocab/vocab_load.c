@@ -1,0 +1,497 @@
+/* vocab_load.c - building an inf_vocab from a GGUF file's tokenizer.* metadata: the token
+ * table, the special tokens and flags (with llama.cpp's defaults), and the lookup tables the
+ * tokenizers use. Every array length and id from the file is checked before use. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vocab/unicode.h"
+#include "vocab/vocab_internal.h"
+
+#define KEY_MODEL "tokenizer.ggml.model"
+#define KEY_PRE "tokenizer.ggml.pre"
+#define KEY_TOKENS "tokenizer.ggml.tokens"
+#define KEY_SCORES "tokenizer.ggml.scores"
+#define KEY_TYPES "tokenizer.ggml.token_type"
+#define KEY_MERGES "tokenizer.ggml.merges"
+
+/* Texts that mark the end of a turn: such tokens end generation and count as CONTROL tokens
+ * whatever their stored type says (llama.cpp's list). */
+static const char *const end_of_generation_texts[] = {
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
+    "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
+    "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
+    "<\xef\xbd\x9c" "end\xe2\x96\x81" "of\xe2\x96\x81" "sentence\xef\xbd\x9c>", "[e~[",
+};
+
+typedef struct loader {
+    const gguf_file *file;
+    inf_vocab *v;
+    char *err;
+    size_t err_size;
+} loader;
+
+static bool fail(loader *ld, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Write "<file>: <message>" into the caller's buffer; always returns false. */
+static bool fail(loader *ld, const char *fmt, ...)
+{
+    if (ld->err_size == 0) {
+        return false;
+    }
+    int n = snprintf(ld->err, ld->err_size, "%s: ", gguf_path(ld->file));
+    if (n >= 0 && (size_t)n < ld->err_size) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(ld->err + n, ld->err_size - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return false;
+}
+
+static bool out_of_memory(loader *ld) { return fail(ld, "out of memory while loading the vocabulary"); }
+
+/* The array under `key` with elements of `type`; *arr = NULL when absent and !required. */
+static bool get_array(loader *ld, const char *key, gguf_value_type type, bool required, const gguf_array **arr)
+{
+    *arr = NULL;
+    gguf_status st = gguf_get_array(ld->file, key, arr);
+    if (st == GGUF_ERR_NOT_FOUND && !required) {
+        *arr = NULL;
+        return true;
+    }
+    if (st == GGUF_ERR_NOT_FOUND) {
+        return fail(ld, "%s: missing", key);
+    }
+    if (st != GGUF_OK || (*arr)->elem_type != type) {
+        return fail(ld, "%s: expected an array of %s", key, gguf_value_type_name(type));
+    }
+    return true;
+}
+
+static bool load_model_type(loader *ld)
+{
+    const char *model = NULL;
+    gguf_status st = gguf_get_string(ld->file, KEY_MODEL, &model);
+    if (st == GGUF_ERR_NOT_FOUND) {
+        return fail(ld, "%s: missing; the file has no tokenizer", KEY_MODEL);
+    }
+    if (st != GGUF_OK) {
+        return fail(ld, "%s: expected a string", KEY_MODEL);
+    }
+    if (strcmp(model, "llama") == 0) {
+        ld->v->type = INF_VOCAB_SPM;
+        return true;
+    }
+    if (strcmp(model, "gpt2") == 0) {
+        ld->v->type = INF_VOCAB_BPE;
+        return true;
+    }
+    return fail(ld, "%s: unsupported tokenizer '%s' (supported: llama, gpt2)", KEY_MODEL, model);
+}
+
+static bool load_pre_tokenizer(loader *ld)
+{
+    if (ld->v->type != INF_VOCAB_BPE) {
+        return true;
+    }
+    const char *pre = "default";
+    gguf_status st = gguf_get_string(ld->file, KEY_PRE, &pre);
+    if (st != GGUF_OK && st != GGUF_ERR_NOT_FOUND) {
+        return fail(ld, "%s: expected a string", KEY_PRE);
+    }
+    if (st == GGUF_ERR_NOT_FOUND) {
+        pre = "default";
+    }
+    ld->v->pre = inf_pretokenizer_find(pre);
+    if (!ld->v->pre) {
+        return fail(ld, "%s: unsupported pre-tokenizer '%s'", KEY_PRE, pre);
+    }
+    snprintf(ld->v->pre_name, sizeof ld->v->pre_name, "%s", pre);
+    return true;
+}
+
+/* Token texts into one arena; an empty text becomes "[EMPTY_<id>]" as in llama.cpp, so that
+ * every token has a distinct, non-empty text. */
+static bool load_tokens(loader *ld)
+{
+    const gguf_array *arr;
+    if (!get_array(ld, KEY_TOKENS, GGUF_VALUE_STRING, true, &arr)) {
+        return false;
+    }
+    if (arr->count == 0 || arr->count > INT32_MAX - 1) {
+        return fail(ld, "%s: %llu tokens; expected 1 to %d", KEY_TOKENS, (unsigned long long)arr->count,
+                    INT32_MAX - 1);
+    }
+    inf_vocab *v = ld->v;
+    const gguf_string *texts = arr->data;
+    v->n_tokens = (int32_t)arr->count;
+    uint64_t total = 0;
+    for (int32_t i = 0; i < v->n_tokens; i++) {
+        total += (texts[i].len ? texts[i].len : 24) + 1; /* string lengths are bounded by the file */
+    }
+    v->text_offsets = malloc(((size_t)v->n_tokens + 1) * sizeof *v->text_offsets);
+    v->text_arena = total < SIZE_MAX ? malloc((size_t)total) : NULL;
+    if (!v->text_offsets || !v->text_arena) {
+        return out_of_memory(ld);
+    }
+    uint64_t pos = 0;
+    for (int32_t i = 0; i < v->n_tokens; i++) {
+        v->text_offsets[i] = pos;
+        if (texts[i].len) {
+            memcpy(v->text_arena + pos, texts[i].data, (size_t)texts[i].len);
+            pos += texts[i].len;
+        } else {
+            pos += (uint64_t)sprintf(v->text_arena + pos, "[EMPTY_%d]", (int)i);
+        }
+        v->text_arena[pos++] = '\0';
+    }
+    v->text_offsets[v->n_tokens] = pos;
+    return true;
+}
+
+static bool load_scores(loader *ld)
+{
+    inf_vocab *v = ld->v;
+    const gguf_array *arr;
+    v->scores = calloc((size_t)v->n_tokens, sizeof *v->scores);
+    if (!v->scores) {
+        return out_of_memory(ld);
+    }
+    if (!get_array(ld, KEY_SCORES, GGUF_VALUE_FLOAT32, false, &arr)) {
+        return false;
+    }
+    if (!arr) {
+        return true;
+    }
+    if (arr->count != (uint64_t)v->n_tokens) {
+        return fail(ld, "%s: %llu scores for %d tokens", KEY_SCORES, (unsigned long long)arr->count, (int)v->n_tokens);
+    }
+    memcpy(v->scores, arr->data, (size_t)v->n_tokens * sizeof(float));
+    return true;
+}
+
+/* Element i of an integer array of any integer element type, as int64. */
+static bool array_int(const gguf_array *arr, uint64_t i, int64_t *out)
+{
+    const unsigned char *p = (const unsigned char *)arr->data + i * gguf_value_type_size(arr->elem_type);
+    switch (arr->elem_type) {
+    case GGUF_VALUE_INT8: *out = *(const int8_t *)p; return true;
+    case GGUF_VALUE_UINT8: *out = *(const uint8_t *)p; return true;
+    case GGUF_VALUE_INT16: { int16_t x; memcpy(&x, p, 2); *out = x; return true; }
+    case GGUF_VALUE_UINT16: { uint16_t x; memcpy(&x, p, 2); *out = x; return true; }
+    case GGUF_VALUE_INT32: { int32_t x; memcpy(&x, p, 4); *out = x; return true; }
+    case GGUF_VALUE_UINT32: { uint32_t x; memcpy(&x, p, 4); *out = x; return true; }
+    case GGUF_VALUE_INT64: { int64_t x; memcpy(&x, p, 8); *out = x; return true; }
+    case GGUF_VALUE_UINT64: { uint64_t x; memcpy(&x, p, 8); *out = x > INT64_MAX ? -1 : (int64_t)x; return true; }
+    default: return false;
+    }
+}
+
+static bool load_types(loader *ld)
+{
+    inf_vocab *v = ld->v;
+    v->types = malloc((size_t)v->n_tokens);
+    v->is_eog = calloc((size_t)v->n_tokens, 1);
+    if (!v->types || !v->is_eog) {
+        return out_of_memory(ld);
+    }
+    memset(v->types, INF_TOKEN_NORMAL, (size_t)v->n_tokens);
+    const gguf_array *arr = NULL;
+    if (gguf_get_array(ld->file, KEY_TYPES, &arr) == GGUF_ERR_NOT_FOUND) {
+        return true;
+    }
+    if (!arr || arr->elem_type == GGUF_VALUE_STRING || gguf_value_type_size(arr->elem_type) == 0 ||
+        arr->elem_type == GGUF_VALUE_FLOAT32 || arr->elem_type == GGUF_VALUE_FLOAT64 ||
+        arr->elem_type == GGUF_VALUE_BOOL) {
+        return fail(ld, "%s: expected an array of integers", KEY_TYPES);
+    }
+    if (arr->count != (uint64_t)v->n_tokens) {
+        return fail(ld, "%s: %llu types for %d tokens", KEY_TYPES, (unsigned long long)arr->count, (int)v->n_tokens);
+    }
+    for (int32_t i = 0; i < v->n_tokens; i++) {
+        int64_t type = -1;
+        array_int(arr, (uint64_t)i, &type);
+        if (type < INF_TOKEN_UNDEFINED || type > INF_TOKEN_BYTE) {
+            return fail(ld, "%s[%d]: token type %lld; expected 0..6", KEY_TYPES, (int)i, (long long)type);
+        }
+        v->types[i] = (uint8_t)type;
+    }
+    return true;
+}
+
+/* A special token id from `key` into *id (left alone when the key is absent). */
+static bool load_special_id(loader *ld, const char *key, inf_token *id)
+{
+    int64_t value;
+    gguf_status st = gguf_get_int(ld->file, key, &value);
+    if (st == GGUF_ERR_NOT_FOUND) {
+        return true;
+    }
+    if (st != GGUF_OK) {
+        return fail(ld, "%s: expected an integer", key);
+    }
+    if (value < 0 || value >= ld->v->n_tokens) {
+        return fail(ld, "%s: token id %lld is outside the vocabulary of %d tokens", key, (long long)value,
+                    (int)ld->v->n_tokens);
+    }
+    *id = (inf_token)value;
+    return true;
+}
+
+static bool load_bool(loader *ld, const char *key, bool *flag)
+{
+    gguf_status st = gguf_get_bool(ld->file, key, flag);
+    if (st == GGUF_OK || st == GGUF_ERR_NOT_FOUND) {
+        return true;
+    }
+    return fail(ld, "%s: expected a bool", key);
+}
+
+/* Default special tokens are llama.cpp's; one outside the vocabulary is dropped. */
+static inf_token default_id(const inf_vocab *v, inf_token id) { return id < v->n_tokens ? id : INF_TOKEN_NONE; }
+
+static bool load_specials(loader *ld)
+{
+    inf_vocab *v = ld->v;
+    bool spm = v->type == INF_VOCAB_SPM;
+    v->bos = default_id(v, spm ? 1 : 11);
+    v->eos = default_id(v, spm ? 2 : 11);
+    v->unk = spm ? default_id(v, 0) : INF_TOKEN_NONE;
+    v->pad = v->sep = INF_TOKEN_NONE;
+    v->add_bos = spm || v->pre->add_bos;
+    v->add_eos = false;
+    v->add_space_prefix = spm;
+    inf_token eot = INF_TOKEN_NONE, eom = INF_TOKEN_NONE;
+    if (!load_special_id(ld, "tokenizer.ggml.bos_token_id", &v->bos) ||
+        !load_special_id(ld, "tokenizer.ggml.eos_token_id", &v->eos) ||
+        !load_special_id(ld, "tokenizer.ggml.unknown_token_id", &v->unk) ||
+        !load_special_id(ld, "tokenizer.ggml.padding_token_id", &v->pad) ||
+        !load_special_id(ld, "tokenizer.ggml.seperator_token_id", &v->sep) ||
+        !load_special_id(ld, "tokenizer.ggml.eot_token_id", &eot) ||
+        !load_special_id(ld, "tokenizer.ggml.eom_token_id", &eom) ||
+        !load_bool(ld, "tokenizer.ggml.add_bos_token", &v->add_bos) ||
+        !load_bool(ld, "tokenizer.ggml.add_eos_token", &v->add_eos) ||
+        !load_bool(ld, "tokenizer.ggml.add_space_prefix", &v->add_space_prefix)) {
+        return false;
+    }
+    inf_token ends[] = {v->eos, eot, eom};
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
+        if (ends[i] != INF_TOKEN_NONE) {
+            v->is_eog[ends[i]] = 1;
+        }
+    }
+    return true;
+}
+
+static bool build_text_map(loader *ld)
+{
+    inf_vocab *v = ld->v;
+    if (!inf_text_map_init(&v->text_to_id, (size_t)v->n_tokens, v->text_arena, v->text_offsets)) {
+        return out_of_memory(ld);
+    }
+    for (int32_t i = 0; i < v->n_tokens; i++) {
+        inf_text_map_put(&v->text_to_id, i);
+    }
+    for (size_t i = 0; i < sizeof end_of_generation_texts / sizeof end_of_generation_texts[0]; i++) {
+        const char *text = end_of_generation_texts[i];
+        inf_token id = inf_vocab_find(v, text, strlen(text));
+        if (id != INF_TOKEN_NONE) {
+            v->is_eog[id] = 1;
+            v->types[id] = INF_TOKEN_CONTROL;
+        }
+    }
+    return true;
+}
+
+/* The value of a byte token's text "<0xXX>" (upper- or lower-case hex), or -1 when malformed. */
+static int byte_token_value(const char *text, size_t len)
+{
+    if (len != 6 || memcmp(text, "<0x", 3) != 0 || text[5] != '>') {
+        return -1;
+    }
+    int value = 0;
+    for (int i = 3; i < 5; i++) {
+        char c = text[i];
+        int digit = (c >= '0' && c <= '9') ? c - '0' : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                  : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
+        if (digit < 0) {
+            return -1;
+        }
+        value = value * 16 + digit;
+    }
+    return value;
+}
+
+/* The token for each raw byte: BPE uses the byte's character in GPT-2's alphabet; SPM uses the
+ * <0xXX> token, or else a token whose text is the byte itself. */
+static bool build_byte_tokens(loader *ld)
+{
+    inf_vocab *v = ld->v;
+    for (int32_t i = 0; i < v->n_tokens; i++) {
+        size_t len;
+        const char *text = vocab_text(v, i, &len);
+        if (v->types[i] == INF_TOKEN_BYTE && byte_token_value(text, len) < 0) {
+            return fail(ld, "%s[%d]: byte token '%s' is not of the form <0xXX>", KEY_TOKENS, (int)i, text);
+        }
+    }
+    for (int b = 0; b < 256; b++) {
+        char buf[8];
+        size_t len;
+        if (v->type == INF_VOCAB_BPE) {
+            len = inf_utf8_encode(inf_byte_to_code_point((unsigned char)b), buf);
+            v->byte_token[b] = inf_vocab_find(v, buf, len);
+            continue;
+        }
+        len = (size_t)snprintf(buf, sizeof buf, "<0x%02X>", b);
+        v->byte_token[b] = inf_vocab_find(v, buf, len);
+        if (v->byte_token[b] == INF_TOKEN_NONE) {
+            buf[0] = (char)b;
+            v->byte_token[b] = inf_vocab_find(v, buf, 1);
+        }
+    }
+    return true;
+}
+
+/* Merges "A B" by rank. One whose halves or result are not tokens can never apply (merging
+ * starts from tokens and yields tokens), so it is left out. */
+static bool load_merges(loader *ld)
+{
+    inf_vocab *v = ld->v;
+    if (v->type != INF_VOCAB_BPE) {
+        return true;
+    }
+    const gguf_array *arr;
+    if (gguf_get_array(ld->file, KEY_MERGES, &arr) == GGUF_ERR_NOT_FOUND) {
+        return fail(ld, "%s: missing; a gpt2 (BPE) vocabulary needs its merges", KEY_MERGES);
+    }
+    if (!get_array(ld, KEY_MERGES, GGUF_VALUE_STRING, true, &arr)) {
+        return false;
+    }
+    if (arr->count > INT32_MAX) {
+        return fail(ld, "%s: %llu merges; at most %d supported", KEY_MERGES, (unsigned long long)arr->count, INT32_MAX);
+    }
+    if (!inf_merge_map_init(&v->merges, (size_t)arr->count)) {
+        return out_of_memory(ld);
+    }
+    const gguf_string *merges = arr->data;
+    char *joined = NULL;
+    size_t joined_cap = 0;
+    for (uint64_t i = 0; i < arr->count; i++) {
+        const char *text = merges[i].data;
+        size_t len = (size_t)merges[i].len;
+        const char *space = len > 1 ? memchr(text + 1, ' ', len - 1) : NULL;
+        if (!space) {
+            free(joined);
+            return fail(ld, "%s[%llu]: '%s' is not two tokens separated by a space", KEY_MERGES,
+                        (unsigned long long)i, text);
+        }
+        size_t left_len = (size_t)(space - text), right_len = len - left_len - 1;
+        if (left_len + right_len > joined_cap) {
+            joined_cap = 2 * (left_len + right_len);
+            char *grown = realloc(joined, joined_cap);
+            if (!grown) {
+                free(joined);
+                return out_of_memory(ld);
+            }
+            joined = grown;
+        }
+        memcpy(joined, text, left_len);
+        memcpy(joined + left_len, space + 1, right_len);
+        inf_token left = inf_vocab_find(v, text, left_len);
+        inf_token right = inf_vocab_find(v, space + 1, right_len);
+        inf_token merged = inf_vocab_find(v, joined, left_len + right_len);
+        if (left != INF_TOKEN_NONE && right != INF_TOKEN_NONE && merged != INF_TOKEN_NONE) {
+            inf_merge_map_put(&v->merges, left, right, (int32_t)i, merged);
+        }
+    }
+    free(joined);
+    return true;
+}
+
+typedef struct special_key {
+    size_t len;
+    inf_token id;
+} special_key;
+
+/* Longest text first; equal lengths by id, so the order does not depend on the sort. */
+static int longer_text_first(const void *a, const void *b)
+{
+    const special_key *x = a, *y = b;
+    if (x->len != y->len) {
+        return x->len > y->len ? -1 : 1;
+    }
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static bool is_special_type(uint8_t type)
+{
+    return type == INF_TOKEN_CONTROL || type == INF_TOKEN_USER_DEFINED || type == INF_TOKEN_UNKNOWN;
+}
+
+static bool build_special_list(loader *ld)
+{
+    inf_vocab *v = ld->v;
+    int32_t count = 0;
+    for (int32_t i = 0; i < v->n_tokens; i++) {
+        count += is_special_type(v->types[i]);
+    }
+    special_key *keys = malloc((size_t)(count ? count : 1) * sizeof *keys);
+    v->special_tokens = malloc((size_t)(count ? count : 1) * sizeof *v->special_tokens);
+    if (!keys || !v->special_tokens) {
+        free(keys);
+        return out_of_memory(ld);
+    }
+    for (int32_t i = 0; i < v->n_tokens; i++) {
+        if (is_special_type(v->types[i])) {
+            vocab_text(v, i, &keys[v->n_special_tokens].len);
+            keys[v->n_special_tokens++].id = i;
+        }
+    }
+    qsort(keys, (size_t)count, sizeof *keys, longer_text_first);
+    for (int32_t i = 0; i < count; i++) {
+        v->special_tokens[i] = keys[i].id;
+    }
+    free(keys);
+    return true;
+}
+
+inf_vocab *inf_vocab_load(const gguf_file *file, char *err, size_t err_size)
+{
+    inf_vocab *v = calloc(1, sizeof *v);
+    loader ld = {file, v, err, err_size};
+    if (err_size) {
+        err[0] = '\0';
+    }
+    if (!v) {
+        out_of_memory(&ld);
+        return NULL;
+    }
+    bool ok = load_model_type(&ld) && load_pre_tokenizer(&ld) && load_tokens(&ld) && load_scores(&ld) &&
+              load_types(&ld) && load_specials(&ld) && build_text_map(&ld) && build_byte_tokens(&ld) &&
+              load_merges(&ld) && build_special_list(&ld) && (vocab_build_pieces(v) || out_of_memory(&ld));
+    if (!ok) {
+        inf_vocab_free(v);
+        return NULL;
+    }
+    return v;
+}
+
+void inf_vocab_free(inf_vocab *v)
+{
+    if (!v) {
+        return;
+    }
+    free(v->text_arena);
+    free(v->text_offsets);
+    free(v->scores);
+    free(v->types);
+    free(v->is_eog);
+    free(v->piece_arena);
+    free(v->piece_offsets);
+    inf_text_map_free(&v->text_to_id);
+    inf_merge_map_free(&v->merges);
+    free(v->special_tokens);
+    free(v);
+}
