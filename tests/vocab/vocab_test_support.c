@@ -1,0 +1,103 @@
+/* vocab_test_support.c - see vocab_test_support.h. */
+#include "vocab_test_support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+
+inf_vocab *vt_load(const char *path, char *err, size_t err_size)
+{
+    gguf_error gerr;
+    gguf_file *file = gguf_open(path, GGUF_OPEN_METADATA, &gerr);
+    if (!file) {
+        snprintf(err, err_size, "%s", gerr.message);
+        return NULL;
+    }
+    inf_vocab *vocab = inf_vocab_load(file, err, err_size);
+    gguf_close(file);
+    return vocab;
+}
+
+char *vt_read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        return NULL;
+    }
+    size_t cap = 1 << 16, len = 0, got;
+    char *buf = malloc(cap + 1);
+    while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
+        len += got;
+        if (len == cap) {
+            char *grown = realloc(buf, 2 * cap + 1);
+            if (!grown) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = grown;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (buf) {
+        buf[len] = '\0';
+        *size = len;
+    }
+    return buf;
+}
+
+inf_token *vt_tokenize(const inf_vocab *vocab, const char *text, unsigned flags, size_t *n)
+{
+    inf_token *ids = NULL;
+    if (inf_vocab_tokenize(vocab, text, strlen(text), flags, &ids, n) != 0) {
+        *n = 0;
+        return NULL;
+    }
+    return ids;
+}
+
+const char *vt_ids_string(const inf_token *ids, size_t n)
+{
+    static char buf[4096];
+    size_t pos = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && pos + 16 < sizeof buf; i++) {
+        pos += (size_t)snprintf(buf + pos, sizeof buf - pos, i ? " %d" : "%d", (int)ids[i]);
+    }
+    return buf;
+}
+
+gguf_writer *vt_writer(const char *model, const char *const *tokens, size_t n_tokens,
+                       const char *const *merges, size_t n_merges, const float *scores)
+{
+    gguf_writer *w = gguf_writer_create();
+    if (!w) {
+        return NULL;
+    }
+    gguf_writer_set_string(w, "tokenizer.ggml.model", model);
+    gguf_writer_set_string_array(w, "tokenizer.ggml.tokens", tokens, n_tokens);
+    if (merges) {
+        gguf_writer_set_string_array(w, "tokenizer.ggml.merges", merges, n_merges);
+    }
+    if (scores) {
+        gguf_writer_set_array(w, "tokenizer.ggml.scores", GGUF_VALUE_FLOAT32, n_tokens, scores);
+    }
+    return w;
+}
+
+inf_vocab *vt_finish(gguf_writer *writer, const char *name, char *err, size_t err_size)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s", test_tmpfile(name));
+    gguf_error gerr;
+    if (gguf_writer_begin(writer, path, &gerr) != GGUF_OK || gguf_writer_finish(writer, &gerr) != GGUF_OK) {
+        snprintf(err, err_size, "writing %s: %s", path, gerr.message);
+        gguf_writer_free(writer);
+        return NULL;
+    }
+    gguf_writer_free(writer);
+    return vt_load(path, err, err_size);
+}

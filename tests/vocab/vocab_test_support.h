@@ -1,0 +1,28 @@
+/* vocab_test_support.h - helpers shared by the tokenizer tests: loading a vocabulary from a GGUF
+ * path, reading files, and small synthetic vocabularies written with libgguf's writer. */
+#ifndef VOCAB_TEST_SUPPORT_H
+#define VOCAB_TEST_SUPPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gguf.h"
+#include "inf_vocab.h"
+
+/* Load the vocabulary of the GGUF file at `path`; NULL on failure with the reason in err. */
+inf_vocab *vt_load(const char *path, char *err, size_t err_size);
+/* The whole file, NUL-terminated, in a malloc'd buffer (*size set), or NULL. */
+char *vt_read_file(const char *path, size_t *size);
+/* Tokenize a NUL-terminated string; returns the malloc'd ids (count in *n), NULL when empty. */
+inf_token *vt_tokenize(const inf_vocab *vocab, const char *text, unsigned flags, size_t *n);
+/* "1 2 3" for ids[0..n) into a static buffer (truncated past 4 KiB). */
+const char *vt_ids_string(const inf_token *ids, size_t n);
+
+/* A writer holding a tiny vocabulary: `model` ("gpt2"/"llama"), the tokens and, when not NULL,
+ * the merges (gpt2) or scores (llama), all other keys absent. Add keys, then vt_finish(). */
+gguf_writer *vt_writer(const char *model, const char *const *tokens, size_t n_tokens,
+                       const char *const *merges, size_t n_merges, const float *scores);
+/* Write `writer` to a scratch file, free it, and load the vocabulary (NULL with err on failure). */
+inf_vocab *vt_finish(gguf_writer *writer, const char *name, char *err, size_t err_size);
+
+#endif
