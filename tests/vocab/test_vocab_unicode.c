@@ -1,6 +1,7 @@
 /* test_vocab_unicode.c - the pieces under the tokenizers: the generated Unicode tables, UTF-8
  * decoding of invalid input, GPT-2's byte alphabet, and the pre-tokenizer regex matchers on
- * strings whose split is known from the regexes. */
+ * strings whose split is known from the regexes, and on a corpus against the original regexes run by
+ * HF tokenizers. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "test.h"
 #include "vocab/pretokenize.h"
 #include "vocab/unicode.h"
+#include "vocab_test_support.h"
 
 TEST(test_vocab_unicode_tables_match_their_generator)
 {
@@ -131,4 +133,66 @@ TEST(test_vocab_smollm_and_default_splits)
     /* default: punctuation runs, then GPT-2, then number runs, then ASCII digit triples */
     CHECK_SPLIT("default", "a+=b 12345", "a|+=|b| |123|45");
     CHECK(inf_pretokenizer_find("no-such-pre") == NULL);
+}
+
+/* Write "<dir>/<name>.<pre>.split" (word lengths in code points) for every corpus text. */
+static bool write_splits(const char *dir, const char *pre_name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/list.txt", dir);
+    FILE *list = fopen(path, "r");
+    if (!list) {
+        return false;
+    }
+    const inf_pretokenizer *pre = inf_pretokenizer_find(pre_name);
+    char name[256];
+    bool ok = pre != NULL;
+    while (ok && fscanf(list, "%255s", name) == 1) {
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        size_t len = 0;
+        char *text = vt_read_file(path, &len);
+        uint32_t *cps = malloc((len + 1) * sizeof *cps), *lengths = malloc((len + 1) * sizeof *lengths);
+        uint32_t *scratch = malloc((len + 1) * sizeof *scratch);
+        uint8_t *cls = malloc(len + 1);
+        ok = text && cps && lengths && scratch && cls;
+        size_t n = ok ? inf_utf8_decode(text, len, cps) : 0;
+        for (size_t i = 0; i < n; i++) {
+            cls[i] = (uint8_t)inf_unicode_class_of(cps[i]);
+        }
+        size_t words = ok ? inf_pretokenize(pre, cps, cls, n, lengths, scratch) : 0;
+        snprintf(path, sizeof path, "%s/%s.%s.split", dir, name, pre_name);
+        FILE *out = ok ? fopen(path, "w") : NULL;
+        ok = ok && out;
+        for (size_t w = 0; ok && w < words; w++) {
+            fprintf(out, "%u\n", lengths[w]);
+        }
+        if (out) {
+            fclose(out);
+        }
+        free(text);
+        free(cps);
+        free(lengths);
+        free(scratch);
+        free(cls);
+    }
+    fclose(list);
+    return ok;
+}
+
+TEST(test_vocab_pretokenizers_match_the_original_regexes_run_by_hf_tokenizers)
+{
+    static const char *const pres[] = {"gpt-2", "llama-bpe", "qwen2", "smollm", "default"};
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", test_tmpfile("split_corpus"));
+    char *output = NULL;
+    int status = test_run(&output, "python3 tests/vocab/py/make_corpus.py %s", dir);
+    CHECK_MSG(status == 0, "make_corpus.py: %s", output);
+    free(output);
+    for (size_t i = 0; i < sizeof pres / sizeof pres[0]; i++) {
+        CHECK_MSG(write_splits(dir, pres[i]), "writing the %s splits", pres[i]);
+    }
+    status = test_run(&output, "python3 tests/vocab/py/hf_split_compare.py %s gpt-2 llama-bpe qwen2 smollm default", dir);
+    CHECK_MSG(status == 0, "hf_split_compare.py exited %d:\n%s", status, output);
+    fprintf(stderr, "    %s", output);
+    free(output);
 }
