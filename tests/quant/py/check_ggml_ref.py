@@ -27,10 +27,16 @@ def q8_1_from_q8_0(q8_0: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.concatenate([d16.view(np.uint8), s.view(np.uint8), qs.view(np.uint8)], axis=1).ravel()
 
 
+def blocks_per_row(n_blocks: int) -> int:
+    """Long rows make gguf-py's per-row-group Python loop cheap; rows hold whole blocks."""
+    return next(k for k in (64, 32, 16, 8, 4, 2, 1) if n_blocks % k == 0)
+
+
 def reference_bytes(name: str, x: np.ndarray) -> np.ndarray:
     if name == "Q8_1":
         return q8_1_from_q8_0(reference_bytes("Q8_0", x), x)
-    return np.asarray(quants.quantize(x.reshape(-1, 32) if name != "F32" else x, T[name])).view(np.uint8).ravel()
+    rows = x.reshape(-1, 32 * blocks_per_row(x.size // 32))
+    return np.asarray(quants.quantize(rows, T[name])).view(np.uint8).ravel()
 
 
 def reference_floats(name: str, ours: np.ndarray, n: int) -> np.ndarray:
@@ -38,8 +44,7 @@ def reference_floats(name: str, ours: np.ndarray, n: int) -> np.ndarray:
         blocks = ours.reshape(-1, 36)
         as_q8_0 = np.concatenate([blocks[:, :2], blocks[:, 4:]], axis=1)
         return reference_floats("Q8_0", as_q8_0.ravel(), n)
-    width = {"F16": 2, "BF16": 2}.get(name)
-    rows = ours.reshape(-1, width * 32) if width else ours.reshape(n // 32, -1)
+    rows = ours.reshape(n // 32 // blocks_per_row(n // 32), -1)
     return np.asarray(quants.dequantize(rows, T[name]), dtype=np.float32).ravel()
 
 
