@@ -68,9 +68,11 @@ $(LIBINFER_A): $(call obj,$(INFER_SRC))
 	rm -f $@ && ar rcs $@ $^
 
 $(LIBGGUF_SO): $(call obj,$(GGUF_SRC))
+	@mkdir -p $(dir $@)
 	$(CC) -shared -Wl,-soname,libgguf.so $^ -o $@ $(LDLIBS_ALL)
 
 $(LIBINFER_SO): $(call obj,$(INFER_SRC)) $(LIBGGUF_SO)
+	@mkdir -p $(dir $@)
 	$(CC) -shared -Wl,-soname,libinfer.so $(call obj,$(INFER_SRC)) -L$(BUILD)/lib -lgguf -o $@ $(LDLIBS_ALL)
 
 .SECONDEXPANSION:
