@@ -1,0 +1,150 @@
+/* gguf_check.c - content checks beyond the structure the reader validates: the well-known keys
+ * llama.cpp relies on, and finite values in floating-point tensors. */
+#include "gguf_internal.h"
+#include "gguf_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static gguf_status fail_key(const gguf_file *file, const char *key, gguf_error *err,
+                            const char *expected)
+{
+    return gguf_fail(err, GGUF_ERR_INVALID, gguf_path(file),
+                     gguf_kv_offset(file, gguf_find_key(file, key)), "%s: expected %s", key,
+                     expected);
+}
+
+static gguf_status check_general_keys(const gguf_file *file, gguf_error *err)
+{
+    const gguf_value *arch = gguf_get(file, "general.architecture");
+    if (arch && arch->type != GGUF_VALUE_STRING)
+        return fail_key(file, "general.architecture", err, "a string");
+    uint64_t file_type;
+    gguf_status status = gguf_get_uint(file, "general.file_type", &file_type);
+    if (status == GGUF_ERR_NOT_FOUND)
+        return GGUF_OK;
+    if (status != GGUF_OK || file_type > UINT32_MAX || !gguf_file_type_info_get((uint32_t)file_type))
+        return fail_key(file, "general.file_type", err, "a llama.cpp file type (0..41)");
+    return GGUF_OK;
+}
+
+/* An array key, when present, must hold `elem_type` elements, and `count` of them when *count
+ * is not UINT64_MAX; otherwise its length becomes *count. */
+static gguf_status check_array(const gguf_file *file, const char *key, gguf_value_type elem_type,
+                               uint64_t *count, gguf_error *err)
+{
+    const gguf_value *value = gguf_get(file, key);
+    if (!value)
+        return GGUF_OK;
+    if (value->type != GGUF_VALUE_ARRAY || value->v.arr.elem_type != elem_type) {
+        char expected[64];
+        snprintf(expected, sizeof expected, "an array of %s", gguf_value_type_name(elem_type));
+        return fail_key(file, key, err, expected);
+    }
+    if (*count == UINT64_MAX) {
+        *count = value->v.arr.count;
+    } else if (value->v.arr.count != *count) {
+        char expected[80];
+        snprintf(expected, sizeof expected, "%llu elements like tokenizer.ggml.tokens, not %llu",
+                 (unsigned long long)*count, (unsigned long long)value->v.arr.count);
+        return fail_key(file, key, err, expected);
+    }
+    return GGUF_OK;
+}
+
+static bool is_token_id_key(const char *key)
+{
+    static const char prefix[] = "tokenizer.ggml.", suffix[] = "_token_id";
+    size_t len = strlen(key);
+    return strncmp(key, prefix, sizeof prefix - 1) == 0 && len > sizeof suffix - 1 &&
+           strcmp(key + len - (sizeof suffix - 1), suffix) == 0;
+}
+
+static gguf_status check_tokenizer_keys(const gguf_file *file, gguf_error *err)
+{
+    uint64_t n_tokens = UINT64_MAX, any = UINT64_MAX;
+    gguf_status status = check_array(file, "tokenizer.ggml.tokens", GGUF_VALUE_STRING, &n_tokens, err);
+    if (status == GGUF_OK)
+        status = check_array(file, "tokenizer.ggml.scores", GGUF_VALUE_FLOAT32, &n_tokens, err);
+    if (status == GGUF_OK)
+        status = check_array(file, "tokenizer.ggml.token_type", GGUF_VALUE_INT32, &n_tokens, err);
+    if (status == GGUF_OK)
+        status = check_array(file, "tokenizer.ggml.merges", GGUF_VALUE_STRING, &any, err);
+    for (int64_t i = 0; status == GGUF_OK && i < gguf_kv_count(file); i++) {
+        const char *key = gguf_kv_key(file, i);
+        uint64_t id;
+        if (!is_token_id_key(key))
+            continue;
+        if (gguf_get_uint(file, key, &id) != GGUF_OK)
+            return fail_key(file, key, err, "a non-negative integer");
+        if (n_tokens != UINT64_MAX && id >= n_tokens) {
+            char expected[64];
+            snprintf(expected, sizeof expected, "a token id below %llu, not %llu",
+                     (unsigned long long)n_tokens, (unsigned long long)id);
+            return fail_key(file, key, err, expected);
+        }
+    }
+    return status;
+}
+
+/* Index of the first element whose exponent bits are all ones (NaN or infinity), or -1.
+ * Works on the bit patterns, so it is exact for every float width including f16 and bf16. */
+static int64_t first_non_finite(const gguf_tensor_info *t)
+{
+    uint64_t mask;
+    switch (t->type) {
+    case GGUF_TENSOR_F16: mask = 0x7C00u; break;
+    case GGUF_TENSOR_BF16: mask = 0x7F80u; break;
+    case GGUF_TENSOR_F32: mask = 0x7F800000u; break;
+    case GGUF_TENSOR_F64: mask = 0x7FF0000000000000u; break;
+    default: return -1;
+    }
+    size_t width = gguf_tensor_type_info_get(t->type)->block_bytes;
+    const unsigned char *bytes = t->data;
+    uint64_t n = t->size / width;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t bits = 0;
+        memcpy(&bits, bytes + i * width, width); /* little-endian host and file */
+        if ((bits & mask) == mask)
+            return (int64_t)i;
+    }
+    return -1;
+}
+
+static gguf_status check_tensor_values(const gguf_file *file, gguf_error *err)
+{
+    int64_t n = gguf_tensor_count(file);
+    if (n > 0 && gguf_tensor(file, 0)->data == NULL)
+        return gguf_fail(err, GGUF_ERR_USAGE, gguf_path(file), UINT64_MAX,
+                         "tensor data is not in memory (file opened with GGUF_OPEN_METADATA)");
+    int64_t *bad = malloc((size_t)(n ? n : 1) * sizeof *bad);
+    if (!bad)
+        return gguf_fail(err, GGUF_ERR_NOMEM, gguf_path(file), UINT64_MAX,
+                         "out of memory checking %lld tensors", (long long)n);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t i = 0; i < n; i++)
+        bad[i] = first_non_finite(gguf_tensor(file, i));
+    gguf_status status = GGUF_OK;
+    for (int64_t i = 0; i < n && status == GGUF_OK; i++) {
+        if (bad[i] < 0)
+            continue;
+        const gguf_tensor_info *t = gguf_tensor(file, i);
+        uint64_t width = gguf_tensor_type_info_get(t->type)->block_bytes;
+        status = gguf_fail(err, GGUF_ERR_INVALID, gguf_path(file),
+                           gguf_data_offset(file) + t->offset + (uint64_t)bad[i] * width,
+                           "tensor '%s': element %lld is NaN or infinite", t->name,
+                           (long long)bad[i]);
+    }
+    free(bad);
+    return status;
+}
+
+gguf_status gguf_check_contents(const gguf_file *file, gguf_error *err)
+{
+    gguf_status status = check_general_keys(file, err);
+    if (status == GGUF_OK)
+        status = check_tokenizer_keys(file, err);
+    if (status == GGUF_OK)
+        status = check_tensor_values(file, err);
+    return status;
+}

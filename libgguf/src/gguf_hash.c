@@ -1,0 +1,89 @@
+/* gguf_hash.c - XXH64 content hashes of tensor data, computed in parallel, and the whole-model
+ * hash derived from them. */
+#include "gguf_internal.h"
+#include "gguf_util.h"
+
+#include <stdlib.h>
+/* The state is kept on the stack, which needs the structure definition. */
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
+
+static gguf_status check_tensor_data(const gguf_file *file, int64_t index, gguf_error *err)
+{
+    if (index < 0 || index >= gguf_tensor_count(file))
+        return gguf_fail(err, GGUF_ERR_USAGE, gguf_path(file), UINT64_MAX,
+                         "tensor index %lld out of range (%lld tensors)", (long long)index,
+                         (long long)gguf_tensor_count(file));
+    if (gguf_tensor(file, index)->data == NULL)
+        return gguf_fail(err, GGUF_ERR_USAGE, gguf_path(file), UINT64_MAX,
+                         "tensor data is not in memory (file opened with GGUF_OPEN_METADATA)");
+    return GGUF_OK;
+}
+
+gguf_status gguf_hash_tensor(const gguf_file *file, int64_t index, uint64_t *hash, gguf_error *err)
+{
+    gguf_status status = check_tensor_data(file, index, err);
+    if (status != GGUF_OK)
+        return status;
+    const gguf_tensor_info *t = gguf_tensor(file, index);
+    *hash = XXH64(t->data, (size_t)t->size, 0);
+    return GGUF_OK;
+}
+
+/* A unit of work: position in the caller's arrays and the bytes to hash. */
+typedef struct hash_job {
+    int64_t position;
+    uint64_t size;
+} hash_job;
+
+static int larger_first(const void *a, const void *b)
+{
+    uint64_t sa = ((const hash_job *)a)->size, sb = ((const hash_job *)b)->size;
+    return sa < sb ? 1 : sa > sb ? -1 : 0;
+}
+
+gguf_status gguf_hash_tensors(const gguf_file *file, const int64_t *indices, int64_t n,
+                              uint64_t *hashes, gguf_error *err)
+{
+    if (!indices)
+        n = gguf_tensor_count(file);
+    if (n <= 0)
+        return GGUF_OK;
+    hash_job *jobs = malloc((size_t)n * sizeof *jobs);
+    if (!jobs)
+        return gguf_fail(err, GGUF_ERR_NOMEM, gguf_path(file), UINT64_MAX,
+                         "out of memory planning %lld tensor hashes", (long long)n);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t index = indices ? indices[i] : i;
+        gguf_status status = check_tensor_data(file, index, err);
+        if (status != GGUF_OK) {
+            free(jobs);
+            return status;
+        }
+        jobs[i].position = i;
+        jobs[i].size = gguf_tensor(file, index)->size;
+    }
+    /* Largest tensors first: an embedding table can be a third of a model, and starting it last
+     * would leave one thread hashing it while the others idle. */
+    qsort(jobs, (size_t)n, sizeof *jobs, larger_first);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t j = 0; j < n; j++) {
+        int64_t position = jobs[j].position;
+        const gguf_tensor_info *t = gguf_tensor(file, indices ? indices[position] : position);
+        hashes[position] = XXH64(t->data, (size_t)t->size, 0);
+    }
+    free(jobs);
+    return GGUF_OK;
+}
+
+uint64_t gguf_hash_combine(const uint64_t *hashes, int64_t n)
+{
+    XXH64_state_t state;
+    XXH64_reset(&state, 0);
+    for (int64_t i = 0; i < n; i++) {
+        XXH64_canonical_t canonical;
+        XXH64_canonicalFromHash(&canonical, hashes[i]);
+        XXH64_update(&state, canonical.digest, sizeof canonical.digest);
+    }
+    return XXH64_digest(&state);
+}

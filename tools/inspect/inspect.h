@@ -1,0 +1,70 @@
+/* inspect.h - the parts of gguf-inspect: option parsing (main.c) hands an inspect_options to one
+ * command per mode; each command prints its result and returns the process exit status. */
+#ifndef INSPECT_H
+#define INSPECT_H
+
+#include "gguf.h"
+#include "gguf_util.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Exit statuses: success / a difference, mismatch or bad file / bad command line. */
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+typedef enum inspect_mode {
+    MODE_REPORT, /* header, metadata, tensors, type and model summaries */
+    MODE_HASH,   /* XXH64 manifest of tensor data */
+    MODE_VERIFY, /* compare with a saved manifest */
+    MODE_DIFF,   /* compare two files */
+    MODE_CHECK,  /* validate, report the first problem */
+} inspect_mode;
+
+typedef struct inspect_options {
+    inspect_mode mode;
+    bool json;               /* one JSON document instead of text */
+    bool full;               /* print arrays and strings in full */
+    bool hash;               /* --hash given (a report with --json also carries hashes) */
+    const char *tensor_glob; /* only tensors whose name matches (fnmatch), NULL for all */
+    const char *manifest;    /* --verify argument */
+    const char *files[2];
+    int n_files;
+} inspect_options;
+
+/* Print "gguf-inspect: MESSAGE" on stderr; the message names the file itself. */
+void inspect_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Open `path` or print its error; NULL on failure. */
+gguf_file *inspect_open(const char *path, gguf_open_mode mode);
+
+/* True when tensor `name` passes the --tensors filter. */
+bool inspect_tensor_selected(const inspect_options *opt, const char *name);
+
+/* XXH64 of the data of every tensor that passes the filter, stored at its file index in `hashes`
+ * (gguf_tensor_count() entries; others are left alone). Prints the error and returns false on
+ * failure. */
+bool inspect_hash_selected(const inspect_options *opt, const gguf_file *file, uint64_t *hashes);
+
+/* Commands: each returns the exit status. */
+int inspect_report(const inspect_options *opt);
+int inspect_hash(const inspect_options *opt);
+int inspect_verify(const inspect_options *opt);
+int inspect_diff(const inspect_options *opt);
+int inspect_check(const inspect_options *opt);
+
+/* The text report and the JSON report of one file; `hashes` (one per tensor, file order) and
+ * `all_hash` are printed when hashes is not NULL. */
+int inspect_print_text(const inspect_options *opt, const gguf_file *file,
+                       const gguf_summary *summary);
+int inspect_print_json(const inspect_options *opt, const gguf_file *file,
+                       const gguf_summary *summary, const uint64_t *hashes, uint64_t all_hash);
+
+/* Text rendering of values (format_value.c). Unless `full`, arrays show their first elements and
+ * then "... (N elements)", and long strings end in "... (N bytes)". */
+void inspect_print_value(FILE *out, const gguf_value *value, bool full);
+/* "uint32", "string", "array[string,49152]" into buf. */
+const char *inspect_value_type_label(const gguf_value *value, char *buf, size_t size);
+/* "[576, 49152]" into buf. */
+const char *inspect_shape_label(const gguf_tensor_info *tensor, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,223 @@
+/* print_json.c - the report as one JSON document (jansson): the same sections as the text report
+ * under "header", "metadata", "tensors", "types" and "model". */
+#include "inspect.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PREVIEW_ELEMENTS = 6 }; /* array elements kept unless --full, as in the text report */
+
+/* Length of the valid UTF-8 sequence starting at s (at most n bytes), or 0 when invalid. */
+static size_t utf8_sequence(const unsigned char *s, size_t n)
+{
+    if (s[0] < 0x80)
+        return 1;
+    size_t len = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 ? 2 : 0;
+    if (s[0] >= 0xF5 || len == 0 || len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    uint32_t cp = s[0] & (0x7F >> len);
+    for (size_t i = 1; i < len; i++)
+        cp = cp << 6 | (s[i] & 0x3F);
+    bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
+    return overlong || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF ? 0 : len;
+}
+
+/* JSON strings must be UTF-8; token strings in a vocabulary need not be, so invalid bytes are
+ * replaced by U+FFFD instead of failing the whole document. */
+static json_t *string_json(const char *data, uint64_t len)
+{
+    json_t *valid = json_stringn(data, (size_t)len);
+    if (valid)
+        return valid;
+    char *clean = malloc((size_t)len * 3 + 1);
+    if (!clean)
+        return NULL;
+    size_t out = 0;
+    const unsigned char *s = (const unsigned char *)data;
+    for (size_t i = 0; i < len;) {
+        size_t seq = utf8_sequence(s + i, (size_t)len - i);
+        if (seq == 0) {
+            memcpy(clean + out, "\xEF\xBF\xBD", 3);
+            out += 3;
+            i++;
+        } else {
+            memcpy(clean + out, s + i, seq);
+            out += seq;
+            i += seq;
+        }
+    }
+    json_t *result = json_stringn(clean, out);
+    free(clean);
+    return result;
+}
+
+static json_t *u64_json(uint64_t value)
+{
+    /* json_int_t is signed 64-bit: larger values go out as decimal strings rather than lose bits. */
+    if (value > INT64_MAX) {
+        char text[24];
+        snprintf(text, sizeof text, "%" PRIu64, value);
+        return json_string(text);
+    }
+    return json_integer((json_int_t)value);
+}
+
+static json_t *value_json(const gguf_value *value, bool full);
+
+static json_t *array_json(const gguf_array *arr, bool full)
+{
+    uint64_t shown = full || arr->count <= PREVIEW_ELEMENTS ? arr->count : PREVIEW_ELEMENTS;
+    json_t *list = json_array();
+    size_t size = gguf_value_type_size(arr->elem_type);
+    for (uint64_t i = 0; list && i < shown; i++) {
+        json_t *item;
+        if (arr->elem_type == GGUF_VALUE_STRING) {
+            const gguf_string *s = &((const gguf_string *)arr->data)[i];
+            item = string_json(s->data, s->len);
+        } else if (arr->elem_type == GGUF_VALUE_ARRAY) {
+            item = value_json(&((const gguf_value *)arr->data)[i], full);
+        } else {
+            gguf_value element = {.type = arr->elem_type};
+            memcpy(&element.v, (const unsigned char *)arr->data + i * size, size);
+            item = value_json(&element, full);
+        }
+        json_array_append_new(list, item);
+    }
+    return list;
+}
+
+static json_t *value_json(const gguf_value *value, bool full)
+{
+    switch (value->type) {
+    case GGUF_VALUE_UINT8: return json_integer(value->v.u8);
+    case GGUF_VALUE_INT8: return json_integer(value->v.i8);
+    case GGUF_VALUE_UINT16: return json_integer(value->v.u16);
+    case GGUF_VALUE_INT16: return json_integer(value->v.i16);
+    case GGUF_VALUE_UINT32: return json_integer(value->v.u32);
+    case GGUF_VALUE_INT32: return json_integer(value->v.i32);
+    case GGUF_VALUE_UINT64: return u64_json(value->v.u64);
+    case GGUF_VALUE_INT64: return json_integer(value->v.i64);
+    case GGUF_VALUE_FLOAT32: return json_real(value->v.f32);
+    case GGUF_VALUE_FLOAT64: return json_real(value->v.f64);
+    case GGUF_VALUE_BOOL: return json_boolean(value->v.b);
+    case GGUF_VALUE_STRING: return string_json(value->v.str.data, value->v.str.len);
+    case GGUF_VALUE_ARRAY: return array_json(&value->v.arr, full);
+    default: return json_null();
+    }
+}
+
+static json_t *header_json(const gguf_file *file)
+{
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "version", (json_int_t)gguf_version(file),
+                     "alignment", (json_int_t)gguf_alignment(file), "kv_count",
+                     (json_int_t)gguf_kv_count(file), "tensor_count",
+                     (json_int_t)gguf_tensor_count(file), "data_offset",
+                     (json_int_t)gguf_data_offset(file), "file_size",
+                     (json_int_t)gguf_file_size(file));
+}
+
+static json_t *metadata_json(const inspect_options *opt, const gguf_file *file)
+{
+    json_t *list = json_array();
+    for (int64_t i = 0; list && i < gguf_kv_count(file); i++) {
+        const gguf_value *value = gguf_kv_value(file, i);
+        json_t *entry = json_pack("{s:s, s:s, s:o}", "key", gguf_kv_key(file, i), "type",
+                                  gguf_value_type_name(value->type), "value",
+                                  value_json(value, opt->full));
+        if (entry && value->type == GGUF_VALUE_ARRAY) {
+            json_object_set_new(entry, "element_type",
+                                json_string(gguf_value_type_name(value->v.arr.elem_type)));
+            json_object_set_new(entry, "count", u64_json(value->v.arr.count));
+            json_object_set_new(entry, "truncated",
+                                json_boolean(!opt->full && value->v.arr.count > PREVIEW_ELEMENTS));
+        }
+        json_array_append_new(list, entry);
+    }
+    return list;
+}
+
+static json_t *tensor_json(int64_t index, const gguf_tensor_info *t, const uint64_t *hash)
+{
+    json_t *shape = json_array();
+    for (uint32_t d = 0; shape && d < t->n_dims; d++)
+        json_array_append_new(shape, u64_json(t->ne[d]));
+    json_t *entry = json_pack("{s:I, s:s, s:s, s:o, s:o, s:o}", "index", (json_int_t)index,
+                              "name", t->name, "type", gguf_tensor_type_info_get(t->type)->name,
+                              "shape", shape, "offset", u64_json(t->offset), "bytes",
+                              u64_json(t->size));
+    if (entry && hash) {
+        char hex[17];
+        snprintf(hex, sizeof hex, "%016" PRIx64, *hash);
+        json_object_set_new(entry, "xxh64", json_string(hex));
+    }
+    return entry;
+}
+
+static json_t *tensors_json(const inspect_options *opt, const gguf_file *file,
+                            const uint64_t *hashes)
+{
+    json_t *list = json_array();
+    for (int64_t i = 0; list && i < gguf_tensor_count(file); i++) {
+        const gguf_tensor_info *t = gguf_tensor(file, i);
+        if (inspect_tensor_selected(opt, t->name))
+            json_array_append_new(list, tensor_json(i, t, hashes ? &hashes[i] : NULL));
+    }
+    return list;
+}
+
+static json_t *types_json(const gguf_summary *summary)
+{
+    json_t *list = json_array();
+    for (int i = 0; list && i < summary->n_types; i++) {
+        const gguf_type_usage *u = &summary->types[i];
+        double share = summary->tensor_bytes
+                           ? 100.0 * (double)u->bytes / (double)summary->tensor_bytes
+                           : 0.0;
+        json_array_append_new(list, json_pack("{s:s, s:I, s:o, s:o, s:f}", "type",
+                                              gguf_tensor_type_info_get(u->type)->name,
+                                              "tensors", (json_int_t)u->tensors, "elements",
+                                              u64_json(u->elements), "bytes", u64_json(u->bytes),
+                                              "percent", share));
+    }
+    return list;
+}
+
+static json_t *model_json(const gguf_summary *summary)
+{
+    const gguf_file_type_info *ft = summary->file_type_info;
+    return json_pack("{s:s?, s:o, s:o, s:f, s:I, s:s?, s:s?, s:b}", "architecture",
+                     summary->architecture, "parameters", u64_json(summary->parameters),
+                     "tensor_bytes", u64_json(summary->tensor_bytes), "bits_per_weight",
+                     summary->bits_per_weight, "file_type", (json_int_t)summary->file_type,
+                     "file_type_name", ft ? ft->name : NULL, "file_type_label",
+                     ft ? ft->label : NULL, "file_type_guessed", summary->file_type_guessed);
+}
+
+int inspect_print_json(const inspect_options *opt, const gguf_file *file,
+                       const gguf_summary *summary, const uint64_t *hashes, uint64_t all_hash)
+{
+    json_t *root = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o}", "file", gguf_path(file), "header",
+                             header_json(file), "metadata", metadata_json(opt, file), "tensors",
+                             tensors_json(opt, file, hashes), "types", types_json(summary),
+                             "model", model_json(summary));
+    if (root && opt->tensor_glob)
+        json_object_set_new(root, "tensor_glob", json_string(opt->tensor_glob));
+    if (root && hashes && !opt->tensor_glob) {
+        char hex[17];
+        snprintf(hex, sizeof hex, "%016" PRIx64, all_hash);
+        json_object_set_new(root, "xxh64_all", json_string(hex));
+    }
+    if (!root || json_dumpf(root, stdout, JSON_INDENT(2)) != 0) {
+        json_decref(root);
+        inspect_error("%s: building the JSON document failed (out of memory?)", gguf_path(file));
+        return EXIT_FAIL;
+    }
+    putchar('\n');
+    json_decref(root);
+    return EXIT_OK;
+}

@@ -1,0 +1,108 @@
+/* print_text.c - the default report as aligned text: header, metadata, tensor table, a summary
+ * per tensor type and the model summary. */
+#include "inspect.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+static double mebibytes(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
+
+static void print_header(const gguf_file *file)
+{
+    printf("file            %s\n", gguf_path(file));
+    printf("version         %" PRIu32 "\n", gguf_version(file));
+    printf("alignment       %" PRIu32 "\n", gguf_alignment(file));
+    printf("kv count        %" PRId64 "\n", gguf_kv_count(file));
+    printf("tensor count    %" PRId64 "\n", gguf_tensor_count(file));
+    printf("data offset     %" PRIu64 "\n", gguf_data_offset(file));
+    printf("file size       %" PRIu64 " (%.2f MiB)\n", gguf_file_size(file),
+           mebibytes(gguf_file_size(file)));
+}
+
+static void print_metadata(const inspect_options *opt, const gguf_file *file)
+{
+    int key_width = 0, type_width = 0;
+    char type[64];
+    for (int64_t i = 0; i < gguf_kv_count(file); i++) {
+        int k = (int)strlen(gguf_kv_key(file, i));
+        int t = (int)strlen(inspect_value_type_label(gguf_kv_value(file, i), type, sizeof type));
+        key_width = k > key_width ? k : key_width;
+        type_width = t > type_width ? t : type_width;
+    }
+    printf("\nmetadata: %" PRId64 " keys\n", gguf_kv_count(file));
+    for (int64_t i = 0; i < gguf_kv_count(file); i++) {
+        const gguf_value *value = gguf_kv_value(file, i);
+        printf("  %-*s  %-*s  ", key_width, gguf_kv_key(file, i), type_width,
+               inspect_value_type_label(value, type, sizeof type));
+        inspect_print_value(stdout, value, opt->full);
+        putchar('\n');
+    }
+}
+
+static void print_tensors(const inspect_options *opt, const gguf_file *file)
+{
+    int64_t n = gguf_tensor_count(file), shown = 0;
+    int name_width = 4, shape_width = 5;
+    char shape[128];
+    for (int64_t i = 0; i < n; i++) {
+        const gguf_tensor_info *t = gguf_tensor(file, i);
+        if (!inspect_tensor_selected(opt, t->name))
+            continue;
+        int w = (int)strlen(t->name), s = (int)strlen(inspect_shape_label(t, shape, sizeof shape));
+        name_width = w > name_width ? w : name_width;
+        shape_width = s > shape_width ? s : shape_width;
+        shown++;
+    }
+    if (opt->tensor_glob)
+        printf("\ntensors: %" PRId64 " of %" PRId64 " match '%s'\n", shown, n, opt->tensor_glob);
+    else
+        printf("\ntensors: %" PRId64 " (offsets from the start of the data section)\n", n);
+    printf("  %5s  %-*s  %-7s  %-*s  %12s  %12s\n", "index", name_width, "name", "type",
+           shape_width, "shape", "offset", "bytes");
+    for (int64_t i = 0; i < n; i++) {
+        const gguf_tensor_info *t = gguf_tensor(file, i);
+        if (!inspect_tensor_selected(opt, t->name))
+            continue;
+        printf("  %5" PRId64 "  %-*s  %-7s  %-*s  %12" PRIu64 "  %12" PRIu64 "\n", i, name_width,
+               t->name, gguf_tensor_type_info_get(t->type)->name, shape_width,
+               inspect_shape_label(t, shape, sizeof shape), t->offset, t->size);
+    }
+}
+
+static void print_types(const gguf_summary *summary)
+{
+    printf("\ntensor types: %d\n", summary->n_types);
+    printf("  %-7s  %7s  %14s  %12s  %9s\n", "type", "tensors", "elements", "bytes", "% of data");
+    for (int i = 0; i < summary->n_types; i++) {
+        const gguf_type_usage *u = &summary->types[i];
+        double share = summary->tensor_bytes ? 100.0 * (double)u->bytes / (double)summary->tensor_bytes : 0.0;
+        printf("  %-7s  %7" PRId64 "  %14" PRIu64 "  %12" PRIu64 "  %8.2f%%\n",
+               gguf_tensor_type_info_get(u->type)->name, u->tensors, u->elements, u->bytes, share);
+    }
+}
+
+static void print_model(const gguf_summary *summary)
+{
+    printf("\nmodel\n");
+    printf("  architecture     %s\n", summary->architecture ? summary->architecture : "(none)");
+    printf("  parameters       %" PRIu64 " (%.2f M)\n", summary->parameters,
+           (double)summary->parameters * 1e-6);
+    printf("  tensor data      %" PRIu64 " bytes (%.2f MiB)\n", summary->tensor_bytes,
+           mebibytes(summary->tensor_bytes));
+    printf("  bits per weight  %.2f\n", summary->bits_per_weight);
+    const gguf_file_type_info *ft = summary->file_type_info;
+    printf("  file type        %" PRIu32 " %s (llama.cpp: %s)%s\n", summary->file_type,
+           ft ? ft->name : "UNKNOWN", ft ? ft->label : "unknown, may not work",
+           summary->file_type_guessed ? ", guessed: general.file_type is absent" : "");
+}
+
+int inspect_print_text(const inspect_options *opt, const gguf_file *file,
+                       const gguf_summary *summary)
+{
+    print_header(file);
+    print_metadata(opt, file);
+    print_tensors(opt, file);
+    print_types(summary);
+    print_model(summary);
+    return EXIT_OK;
+}
