@@ -75,18 +75,32 @@ static void print_types(const gguf_summary *summary)
     printf("  %-7s  %7s  %14s  %12s  %9s\n", "type", "tensors", "elements", "bytes", "% of data");
     for (int i = 0; i < summary->n_types; i++) {
         const gguf_type_usage *u = &summary->types[i];
-        double share = summary->tensor_bytes ? 100.0 * (double)u->bytes / (double)summary->tensor_bytes : 0.0;
+        double share =
+            summary->tensor_bytes ? 100.0 * (double)u->bytes / (double)summary->tensor_bytes : 0.0;
         printf("  %-7s  %7" PRId64 "  %14" PRIu64 "  %12" PRIu64 "  %8.2f%%\n",
                gguf_tensor_type_info_get(u->type)->name, u->tensors, u->elements, u->bytes, share);
     }
+}
+
+/* Parameter count scaled the way llama.cpp prints "model params": T, B, M or K. */
+static void print_parameters(uint64_t parameters)
+{
+    static const struct {
+        double scale;
+        const char *unit;
+    } units[] = {{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}};
+    size_t u = 0;
+    while (u + 1 < sizeof units / sizeof units[0] && (double)parameters < units[u].scale)
+        u++;
+    printf("  parameters       %" PRIu64 " (%.2f %s)\n", parameters,
+           (double)parameters / units[u].scale, units[u].unit);
 }
 
 static void print_model(const gguf_summary *summary)
 {
     printf("\nmodel\n");
     printf("  architecture     %s\n", summary->architecture ? summary->architecture : "(none)");
-    printf("  parameters       %" PRIu64 " (%.2f M)\n", summary->parameters,
-           (double)summary->parameters * 1e-6);
+    print_parameters(summary->parameters);
     printf("  tensor data      %" PRIu64 " bytes (%.2f MiB)\n", summary->tensor_bytes,
            mebibytes(summary->tensor_bytes));
     printf("  bits per weight  %.2f\n", summary->bits_per_weight);
