@@ -56,7 +56,7 @@ typedef struct gguf_summary {
     const char *architecture; /* general.architecture (owned by the file), NULL when absent */
     uint64_t parameters;      /* elements of all tensors, as llama.cpp's "model params" */
     uint64_t tensor_bytes;    /* data bytes of all tensors, without alignment padding */
-    double bits_per_weight;   /* tensor_bytes * 8 / parameters, llama.cpp's "BPW"; 0 without tensors */
+    double bits_per_weight;   /* tensor_bytes * 8 / parameters, llama.cpp's "BPW"; 0 if none */
     /* general.file_type when present; otherwise the type llama.cpp guesses from the most common
      * tensor type (then file_type_guessed is true). */
     uint32_t file_type;

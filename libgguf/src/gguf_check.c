@@ -23,7 +23,8 @@ static gguf_status check_general_keys(const gguf_file *file, gguf_error *err)
     gguf_status status = gguf_get_uint(file, "general.file_type", &file_type);
     if (status == GGUF_ERR_NOT_FOUND)
         return GGUF_OK;
-    if (status != GGUF_OK || file_type > UINT32_MAX || !gguf_file_type_info_get((uint32_t)file_type))
+    if (status != GGUF_OK || file_type > UINT32_MAX ||
+        !gguf_file_type_info_get((uint32_t)file_type))
         return fail_key(file, "general.file_type", err, "a llama.cpp file type (0..41)");
     return GGUF_OK;
 }
@@ -63,7 +64,8 @@ static bool is_token_id_key(const char *key)
 static gguf_status check_tokenizer_keys(const gguf_file *file, gguf_error *err)
 {
     uint64_t n_tokens = UINT64_MAX, any = UINT64_MAX;
-    gguf_status status = check_array(file, "tokenizer.ggml.tokens", GGUF_VALUE_STRING, &n_tokens, err);
+    gguf_status status =
+        check_array(file, "tokenizer.ggml.tokens", GGUF_VALUE_STRING, &n_tokens, err);
     if (status == GGUF_OK)
         status = check_array(file, "tokenizer.ggml.scores", GGUF_VALUE_FLOAT32, &n_tokens, err);
     if (status == GGUF_OK)

@@ -14,8 +14,10 @@ trap 'rm -rf "$TMP"' EXIT
 # Mean wall time in seconds of a command (its output discarded).
 mean_seconds() {
     if command -v hyperfine >/dev/null 2>&1; then
-        hyperfine -N --warmup 3 --runs "$RUNS" --export-json "$TMP/h.json" -- "$*" >/dev/null 2>&1
-        python3 -c 'import json,sys; print("%.6f" % json.load(open(sys.argv[1]))["results"][0]["mean"])' "$TMP/h.json"
+        hyperfine -N --warmup 3 --runs "$RUNS" --export-json "$TMP/h.json" -- "$*" \
+            >/dev/null 2>&1
+        python3 -c 'import json, sys; doc = json.load(open(sys.argv[1]))
+print("%.6f" % doc["results"][0]["mean"])' "$TMP/h.json"
     else
         for _ in 1 2 3; do "$@" >/dev/null 2>&1; done
         start=$(date +%s.%N)
@@ -26,18 +28,27 @@ mean_seconds() {
     fi
 }
 
-timer=$(command -v hyperfine >/dev/null 2>&1 && echo "hyperfine -N, $RUNS runs" || echo "date loop, $RUNS runs")
-echo "model: $MODEL ($(stat -c %s "$MODEL") bytes), timing: $timer, OpenMP threads: ${OMP_NUM_THREADS:-$(nproc)}"
+timer="date loop"
+command -v hyperfine >/dev/null 2>&1 && timer="hyperfine -N"
+echo "model: $MODEL ($(stat -c %s "$MODEL") bytes); timing: $timer, mean of $RUNS runs;" \
+     "OpenMP threads: ${OMP_NUM_THREADS:-$(nproc)}"
 
 ours=$(mean_seconds "$INSPECT" "$MODEL")
 if command -v gguf-dump >/dev/null 2>&1; then
     theirs=$(mean_seconds gguf-dump "$MODEL")
-    echo "$ours $theirs" | awk '{ printf "report:  gguf-inspect MODEL %8.2f ms   gguf-dump MODEL %8.2f ms   speed-up %.1fx (goal 50x)\n", $1 * 1e3, $2 * 1e3, $2 / $1 }'
+    echo "$ours $theirs" | awk '{
+        printf "report: gguf-inspect MODEL %.2f ms, gguf-dump MODEL %.2f ms:", $1 * 1e3, $2 * 1e3
+        printf " %.1fx faster (goal 50x)\n", $2 / $1 }'
 else
-    echo "report:  gguf-inspect MODEL $(echo "$ours" | awk '{ printf "%.2f ms", $1 * 1e3 }'); gguf-dump not installed (pip install gguf): comparison skipped"
+    echo "$ours" | awk '{ printf "report: gguf-inspect MODEL %.2f ms;", $1 * 1e3 }'
+    echo " gguf-dump is not installed (pip install gguf): comparison skipped"
 fi
 
 bytes=$("$INSPECT" "$MODEL" | awk '/^  tensor data / { print $3 }')
 hash=$(mean_seconds "$INSPECT" --hash "$MODEL")
 cat_time=$(mean_seconds cat "$MODEL")
-echo "$bytes $hash $cat_time" | awk '{ printf "hash:    gguf-inspect --hash MODEL %7.2f ms = %6.2f GB/s of tensor data   cat MODEL %7.2f ms = %6.2f GB/s   (%.0f%% of the read bound, process start included)\n", $2 * 1e3, $1 / $2 / 1e9, $3 * 1e3, $1 / $3 / 1e9, 100 * $3 / $2 }'
+echo "$bytes $hash $cat_time $(stat -c %s "$MODEL")" | awk '{
+    printf "hash:   gguf-inspect --hash MODEL %.2f ms = %.2f GB/s of tensor data;",
+        $2 * 1e3, $1 / $2 / 1e9
+    printf " cat MODEL %.2f ms = %.2f GB/s;", $3 * 1e3, $4 / $3 / 1e9
+    printf " hashing runs at %.0f%% of the read bound (process start included)\n", 100 * $3 / $2 }'

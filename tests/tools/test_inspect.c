@@ -24,15 +24,26 @@ TEST(test_inspect_report_lists_header_keys_tensors_and_summaries)
     int rc = test_run(&out, "%s %s", INSPECT, model);
     CHECK_MSG(rc == 0, "exit %d: %s", rc, out);
     static const char *const expected[] = {
-        "version         3\n", "kv count        33\n", "tensor count    272\n",
+        "version         3\n",
+        "kv count        33\n",
+        "tensor count    272\n",
         "file size       98362432 ",
         "tokenizer.ggml.tokens                   array[string,49152]  [\"<|endoftext|>\"",
-        "... (49152 elements)]", "llama.rope.freq_base                    float32              100000\n",
+        "... (49152 elements)]",
+        "llama.rope.freq_base                    float32              100000\n",
         "general.file_type                       uint32               3\n",
-        "tensors: 272 ", "token_embd.weight          q8_0     [576, 49152]             0      30081024",
-        "output_norm.weight", "tensor types: 3\n", "  f32           61 ", "  q4_1         210 ",
-        "  q8_0           1 ", "architecture     llama\n", "parameters       134515008 (134.52 M)\n",
-        "(92.10 MiB)", "bits per weight  5.74\n", "file type        3 MOSTLY_Q4_1 (llama.cpp: Q4_1)\n",
+        "tensors: 272 ",
+        "token_embd.weight          q8_0     [576, 49152]             0      30081024",
+        "output_norm.weight",
+        "tensor types: 3\n",
+        "  f32           61 ",
+        "  q4_1         210 ",
+        "  q8_0           1 ",
+        "architecture     llama\n",
+        "parameters       134515008 (134.52 M)\n",
+        "(92.10 MiB)",
+        "bits per weight  5.74\n",
+        "file type        3 MOSTLY_Q4_1 (llama.cpp: Q4_1)\n",
     };
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
         CHECK_MSG(strstr(out, expected[i]), "missing '%s'", expected[i]);
@@ -51,7 +62,8 @@ TEST(test_inspect_report_prints_every_value_type_and_escapes_strings)
         "int32             -2000000000\n", "float32           0.1\n",
         "uint64            18000000000000000000\n", "int64             -9000000000000000000\n",
         "float64           2.5e-300\n", "bool              true\n",
-        "\"say \\\"hi\\\"\\n\\tnaïve \\\\ end\"", "array[int32,100]  [0, 1, 2, 3, 4, 5, ... (100 elements)]",
+        "\"say \\\"hi\\\"\\n\\tnaïve \\\\ end\"",
+        "array[int32,100]  [0, 1, 2, 3, 4, 5, ... (100 elements)]",
         "array[string,3]   [\"alpha\", \"beta\", \"gamma\"]", "[0.5, -1.25, 3]",
         "tok.weight   q8_0     [32, 2]", "7 MOSTLY_Q8_0 (llama.cpp: Q8_0)",
     };

@@ -33,11 +33,16 @@ static void print_key(const gguf_file *file, int64_t index, bool full)
     inspect_print_value(stdout, value, full);
 }
 
+static const char *type_name(const gguf_tensor_info *t)
+{
+    return gguf_tensor_type_info_get(t->type)->name;
+}
+
 static void print_tensor(const gguf_file *file, int64_t index)
 {
     char shape[128];
     const gguf_tensor_info *t = gguf_tensor(file, index);
-    printf("%s %s", gguf_tensor_type_info_get(t->type)->name,
+    printf("%s %s", type_name(t),
            inspect_shape_label(t, shape, sizeof shape));
 }
 
@@ -59,8 +64,8 @@ static void print_entry_text(const inspect_options *opt, const gguf_file *a, con
     case GGUF_DIFF_TENSOR_REMOVED: printf("%s  ", e->name), print_tensor(a, e->index_a); break;
     case GGUF_DIFF_TENSOR_ADDED: printf("%s  ", e->name), print_tensor(b, e->index_b); break;
     case GGUF_DIFF_TENSOR_TYPE:
-        printf("%s  %s -> %s", e->name, gguf_tensor_type_info_get(gguf_tensor(a, e->index_a)->type)->name,
-               gguf_tensor_type_info_get(gguf_tensor(b, e->index_b)->type)->name);
+        printf("%s  %s -> %s", e->name, type_name(gguf_tensor(a, e->index_a)),
+               type_name(gguf_tensor(b, e->index_b)));
         break;
     case GGUF_DIFF_TENSOR_SHAPE:
         printf("%s  %s -> %s", e->name,

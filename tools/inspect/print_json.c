@@ -58,7 +58,7 @@ static json_t *string_json(const char *data, uint64_t len)
 
 static json_t *u64_json(uint64_t value)
 {
-    /* json_int_t is signed 64-bit: larger values go out as decimal strings rather than lose bits. */
+    /* json_int_t is signed 64-bit: larger values go out as decimal strings, not rounded reals. */
     if (value > INT64_MAX) {
         char text[24];
         snprintf(text, sizeof text, "%" PRIu64, value);
