@@ -57,8 +57,9 @@ typedef struct gguf_summary {
     uint64_t parameters;      /* elements of all tensors, as llama.cpp's "model params" */
     uint64_t tensor_bytes;    /* data bytes of all tensors, without alignment padding */
     double bits_per_weight;   /* tensor_bytes * 8 / parameters, llama.cpp's "BPW"; 0 if none */
-    /* general.file_type when present; otherwise the type llama.cpp guesses from the most common
-     * tensor type (then file_type_guessed is true). */
+    /* general.file_type when it holds an unsigned 32-bit value; otherwise (absent, or of another
+     * type: gguf_check_contents() reports that) the type llama.cpp guesses from the most common
+     * tensor type, and file_type_guessed is true. */
     uint32_t file_type;
     bool file_type_guessed;
     /* Row of file_type, NULL when the file names a code llama.cpp does not define. */
@@ -68,8 +69,7 @@ typedef struct gguf_summary {
 } gguf_summary;
 
 /* Fill *out with the summary of `file`. Returns GGUF_ERR_OVERFLOW (message in *err, which may be
- * NULL) when the element or byte totals do not fit in 64 bits, or GGUF_ERR_TYPE when
- * general.file_type is present but not a non-negative integer that fits in 32 bits. */
+ * NULL) when the element or byte totals do not fit in 64 bits, or GGUF_ERR_NOMEM. */
 gguf_status gguf_summarize(const gguf_file *file, gguf_summary *out, gguf_error *err);
 
 /* ---------------------------------------------------------------------------------------------

@@ -48,21 +48,16 @@ static gguf_status dominant_type(const gguf_file *file, gguf_tensor_type *out, g
 static gguf_status read_file_type(const gguf_file *file, gguf_summary *out, gguf_error *err)
 {
     uint64_t code = 0;
-    gguf_status status = gguf_get_uint(file, "general.file_type", &code);
-    if (status == GGUF_OK && code <= UINT32_MAX) {
+    if (gguf_get_uint(file, "general.file_type", &code) == GGUF_OK && code <= UINT32_MAX) {
         out->file_type = (uint32_t)code;
         out->file_type_guessed = false;
-    } else if (status == GGUF_ERR_NOT_FOUND) {
+    } else {
         gguf_tensor_type dominant;
-        status = dominant_type(file, &dominant, err);
+        gguf_status status = dominant_type(file, &dominant, err);
         if (status != GGUF_OK)
             return status;
         out->file_type = gguf_file_type_guess(dominant);
         out->file_type_guessed = true;
-    } else {
-        int64_t key = gguf_find_key(file, "general.file_type");
-        return gguf_fail(err, GGUF_ERR_TYPE, gguf_path(file), gguf_kv_offset(file, key),
-                         "general.file_type: expected an integer in 0..4294967295");
     }
     out->file_type_info = gguf_file_type_info_get(out->file_type);
     return GGUF_OK;

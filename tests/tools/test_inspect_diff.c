@@ -70,9 +70,20 @@ TEST(test_inspect_diff_json_lists_the_differences)
     CHECK(json_is_false(json_object_get(doc, "identical")));
     json_t *list = json_object_get(doc, "differences");
     CHECK(json_array_size(list) == 7);
+    json_t *changed = json_array_get(list, 2);
+    CHECK(strcmp(json_string_value(json_object_get(changed, "kind")), "key_changed") == 0);
+    CHECK(strcmp(json_string_value(json_object_get(changed, "name")), "general.name") == 0);
+    CHECK(strcmp(json_string_value(json_object_get(changed, "a")), "small") == 0);
+    CHECK(strcmp(json_string_value(json_object_get(changed, "b")), "small v2") == 0);
+    json_t *removed = json_array_get(list, 0);
+    CHECK(json_integer_value(json_object_get(removed, "a")) == 200);
+    CHECK(json_object_get(removed, "b") == NULL);
     json_t *last = json_array_get(list, 6);
     CHECK(strcmp(json_string_value(json_object_get(last, "kind")), "tensor_data") == 0);
     CHECK(strcmp(json_string_value(json_object_get(last, "name")), "blk.1.w") == 0);
+    const char *hash_a = json_string_value(json_object_get(last, "a"));
+    const char *hash_b = json_string_value(json_object_get(last, "b"));
+    CHECK(hash_a && hash_b && strlen(hash_a) == 16 && strcmp(hash_a, hash_b) != 0);
     json_decref(doc);
 }
 

@@ -3,7 +3,7 @@
 #include "inspect.h"
 
 #include <inttypes.h>
-#include <jansson.h>
+#include <string.h>
 
 /* Word printed for each kind of difference, indexed by gguf_diff_kind. */
 static const char *const kind_names[] = {
@@ -96,20 +96,46 @@ static int64_t print_text(const inspect_options *opt, const gguf_file *a, const 
     return shown;
 }
 
-static json_t *entry_json(const gguf_file *a, const gguf_file *b, const gguf_diff_entry *e)
+static json_t *hash_json(uint64_t hash)
 {
-    json_t *entry = json_pack("{s:s, s:s?}", "kind", kind_names[e->kind], "name", e->name);
-    if (entry && e->kind == GGUF_DIFF_VERSION) {
-        json_object_set_new(entry, "a", json_integer(gguf_version(a)));
-        json_object_set_new(entry, "b", json_integer(gguf_version(b)));
-    }
-    if (entry && e->kind == GGUF_DIFF_TENSOR_DATA) {
-        char hex[17];
-        snprintf(hex, sizeof hex, "%016" PRIx64, e->hash_a);
-        json_object_set_new(entry, "xxh64_a", json_string(hex));
-        snprintf(hex, sizeof hex, "%016" PRIx64, e->hash_b);
-        json_object_set_new(entry, "xxh64_b", json_string(hex));
-    }
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016" PRIx64, hash);
+    return json_string(hex);
+}
+
+/* What one side holds for this kind of difference, or NULL when the side lacks the item. */
+static json_t *side_json(const inspect_options *opt, const gguf_file *file, int64_t index,
+                         const gguf_diff_entry *e, uint64_t hash)
+{
+    if (e->kind == GGUF_DIFF_VERSION)
+        return json_integer(gguf_version(file));
+    if (index < 0)
+        return NULL;
+    if (!is_tensor_kind(e->kind))
+        return inspect_json_value(gguf_kv_value(file, index), opt->full);
+    const gguf_tensor_info *t = gguf_tensor(file, index);
+    if (e->kind == GGUF_DIFF_TENSOR_DATA)
+        return hash_json(hash);
+    if (e->kind == GGUF_DIFF_TENSOR_SHAPE)
+        return inspect_json_shape(t);
+    return json_string(type_name(t));
+}
+
+/* {"kind", "name", "a", "b"}: "a"/"b" hold the values of a key, the types or shapes of a
+ * tensor, the xxh64 of its data, or the versions; absent on the side that lacks the item. */
+static json_t *entry_json(const inspect_options *opt, const gguf_file *a, const gguf_file *b,
+                          const gguf_diff_entry *e)
+{
+    /* json_object_set_new() releases the value when the object is NULL, so no checks here. */
+    json_t *entry = json_pack("{s:s}", "kind", kind_names[e->kind]);
+    if (e->name)
+        json_object_set_new(entry, "name", inspect_json_string(e->name, strlen(e->name)));
+    json_t *side_a = side_json(opt, a, e->index_a, e, e->hash_a);
+    json_t *side_b = side_json(opt, b, e->index_b, e, e->hash_b);
+    if (side_a)
+        json_object_set_new(entry, "a", side_a);
+    if (side_b)
+        json_object_set_new(entry, "b", side_b);
     return entry;
 }
 
@@ -121,10 +147,12 @@ static int64_t print_json(const inspect_options *opt, const gguf_file *a, const 
     for (int64_t k = 0; list && k < diff->count; k++) {
         if (!entry_selected(opt, &diff->entries[k]))
             continue;
-        json_array_append_new(list, entry_json(a, b, &diff->entries[k]));
+        json_array_append_new(list, entry_json(opt, a, b, &diff->entries[k]));
         shown++;
     }
-    json_t *root = json_pack("{s:s, s:s, s:b, s:I, s:o}", "a", opt->files[0], "b", opt->files[1],
+    json_t *root = json_pack("{s:o, s:o, s:b, s:I, s:o}", "a",
+                             inspect_json_string(opt->files[0], strlen(opt->files[0])), "b",
+                             inspect_json_string(opt->files[1], strlen(opt->files[1])),
                              "identical", shown == 0, "tensors_compared",
                              (json_int_t)diff->tensors_compared, "differences", list);
     *ok = root && json_dumpf(root, stdout, JSON_INDENT(2)) == 0;

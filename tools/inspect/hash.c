@@ -175,8 +175,8 @@ static int64_t compare_entries(const inspect_options *opt, const hashed_file *h,
             continue;
         int64_t i = gguf_find_tensor(h->file, e->name);
         if (i < 0 || seen[i]) {
-            printf("MISSING  %s (%s in the manifest)\n", e->name,
-                   i < 0 ? "not in the file, but" : "listed twice");
+            printf("%s  %s (%s)\n", i < 0 ? "MISSING" : "TWICE  ", e->name,
+                   i < 0 ? "in the manifest, not in the file" : "listed twice in the manifest");
             mismatches++;
             continue;
         }

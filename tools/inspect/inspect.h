@@ -6,6 +6,7 @@
 #include "gguf.h"
 #include "gguf_util.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -58,6 +59,12 @@ int inspect_print_text(const inspect_options *opt, const gguf_file *file,
                        const gguf_summary *summary);
 int inspect_print_json(const inspect_options *opt, const gguf_file *file,
                        const gguf_summary *summary, const uint64_t *hashes, uint64_t all_hash);
+
+/* JSON building blocks (print_json.c), each a new reference or NULL when out of memory. A string
+ * that is not valid UTF-8 (token pieces need not be) gets U+FFFD for each invalid byte. */
+json_t *inspect_json_string(const char *data, uint64_t len);
+json_t *inspect_json_value(const gguf_value *value, bool full);
+json_t *inspect_json_shape(const gguf_tensor_info *tensor);
 
 /* Text rendering of values (format_value.c). Unless `full`, arrays show their first elements and
  * then "... (N elements)", and long strings end in "... (N bytes)". */

@@ -28,8 +28,8 @@ static size_t utf8_sequence(const unsigned char *s, size_t n)
 }
 
 /* JSON strings must be UTF-8; token strings in a vocabulary need not be, so invalid bytes are
- * replaced by U+FFFD instead of failing the whole document. */
-static json_t *string_json(const char *data, uint64_t len)
+ * replaced instead of failing the whole document. */
+json_t *inspect_json_string(const char *data, uint64_t len)
 {
     json_t *valid = json_stringn(data, (size_t)len);
     if (valid)
@@ -67,7 +67,7 @@ static json_t *u64_json(uint64_t value)
     return json_integer((json_int_t)value);
 }
 
-static json_t *value_json(const gguf_value *value, bool full);
+static json_t *cstring_json(const char *text) { return inspect_json_string(text, strlen(text)); }
 
 static json_t *array_json(const gguf_array *arr, bool full)
 {
@@ -78,20 +78,20 @@ static json_t *array_json(const gguf_array *arr, bool full)
         json_t *item;
         if (arr->elem_type == GGUF_VALUE_STRING) {
             const gguf_string *s = &((const gguf_string *)arr->data)[i];
-            item = string_json(s->data, s->len);
+            item = inspect_json_string(s->data, s->len);
         } else if (arr->elem_type == GGUF_VALUE_ARRAY) {
-            item = value_json(&((const gguf_value *)arr->data)[i], full);
+            item = inspect_json_value(&((const gguf_value *)arr->data)[i], full);
         } else {
             gguf_value element = {.type = arr->elem_type};
             memcpy(&element.v, (const unsigned char *)arr->data + i * size, size);
-            item = value_json(&element, full);
+            item = inspect_json_value(&element, full);
         }
         json_array_append_new(list, item);
     }
     return list;
 }
 
-static json_t *value_json(const gguf_value *value, bool full)
+json_t *inspect_json_value(const gguf_value *value, bool full)
 {
     switch (value->type) {
     case GGUF_VALUE_UINT8: return json_integer(value->v.u8);
@@ -105,7 +105,7 @@ static json_t *value_json(const gguf_value *value, bool full)
     case GGUF_VALUE_FLOAT32: return json_real(value->v.f32);
     case GGUF_VALUE_FLOAT64: return json_real(value->v.f64);
     case GGUF_VALUE_BOOL: return json_boolean(value->v.b);
-    case GGUF_VALUE_STRING: return string_json(value->v.str.data, value->v.str.len);
+    case GGUF_VALUE_STRING: return inspect_json_string(value->v.str.data, value->v.str.len);
     case GGUF_VALUE_ARRAY: return array_json(&value->v.arr, full);
     default: return json_null();
     }
@@ -126,9 +126,9 @@ static json_t *metadata_json(const inspect_options *opt, const gguf_file *file)
     json_t *list = json_array();
     for (int64_t i = 0; list && i < gguf_kv_count(file); i++) {
         const gguf_value *value = gguf_kv_value(file, i);
-        json_t *entry = json_pack("{s:s, s:s, s:o}", "key", gguf_kv_key(file, i), "type",
-                                  gguf_value_type_name(value->type), "value",
-                                  value_json(value, opt->full));
+        json_t *entry = json_pack("{s:o, s:s, s:o}", "key", cstring_json(gguf_kv_key(file, i)),
+                                  "type", gguf_value_type_name(value->type), "value",
+                                  inspect_json_value(value, opt->full));
         if (entry && value->type == GGUF_VALUE_ARRAY) {
             json_object_set_new(entry, "element_type",
                                 json_string(gguf_value_type_name(value->v.arr.elem_type)));
@@ -141,14 +141,20 @@ static json_t *metadata_json(const inspect_options *opt, const gguf_file *file)
     return list;
 }
 
-static json_t *tensor_json(int64_t index, const gguf_tensor_info *t, const uint64_t *hash)
+json_t *inspect_json_shape(const gguf_tensor_info *tensor)
 {
     json_t *shape = json_array();
-    for (uint32_t d = 0; shape && d < t->n_dims; d++)
-        json_array_append_new(shape, u64_json(t->ne[d]));
-    json_t *entry = json_pack("{s:I, s:s, s:s, s:o, s:o, s:o}", "index", (json_int_t)index,
-                              "name", t->name, "type", gguf_tensor_type_info_get(t->type)->name,
-                              "shape", shape, "offset", u64_json(t->offset), "bytes",
+    for (uint32_t d = 0; shape && d < tensor->n_dims; d++)
+        json_array_append_new(shape, u64_json(tensor->ne[d]));
+    return shape;
+}
+
+static json_t *tensor_json(int64_t index, const gguf_tensor_info *t, const uint64_t *hash)
+{
+    json_t *entry = json_pack("{s:I, s:o, s:s, s:o, s:o, s:o}", "index", (json_int_t)index,
+                              "name", cstring_json(t->name), "type",
+                              gguf_tensor_type_info_get(t->type)->name, "shape",
+                              inspect_json_shape(t), "offset", u64_json(t->offset), "bytes",
                               u64_json(t->size));
     if (entry && hash) {
         char hex[17];
@@ -190,8 +196,9 @@ static json_t *types_json(const gguf_summary *summary)
 static json_t *model_json(const gguf_summary *summary)
 {
     const gguf_file_type_info *ft = summary->file_type_info;
-    return json_pack("{s:s?, s:o, s:o, s:f, s:I, s:s?, s:s?, s:b}", "architecture",
-                     summary->architecture, "parameters", u64_json(summary->parameters),
+    return json_pack("{s:o?, s:o, s:o, s:f, s:I, s:s?, s:s?, s:b}", "architecture",
+                     summary->architecture ? cstring_json(summary->architecture) : NULL,
+                     "parameters", u64_json(summary->parameters),
                      "tensor_bytes", u64_json(summary->tensor_bytes), "bits_per_weight",
                      summary->bits_per_weight, "file_type", (json_int_t)summary->file_type,
                      "file_type_name", ft ? ft->name : NULL, "file_type_label",
@@ -201,12 +208,13 @@ static json_t *model_json(const gguf_summary *summary)
 int inspect_print_json(const inspect_options *opt, const gguf_file *file,
                        const gguf_summary *summary, const uint64_t *hashes, uint64_t all_hash)
 {
-    json_t *root = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o}", "file", gguf_path(file), "header",
-                             header_json(file), "metadata", metadata_json(opt, file), "tensors",
+    json_t *root = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "file",
+                             cstring_json(gguf_path(file)), "header", header_json(file),
+                             "metadata", metadata_json(opt, file), "tensors",
                              tensors_json(opt, file, hashes), "types", types_json(summary),
                              "model", model_json(summary));
     if (root && opt->tensor_glob)
-        json_object_set_new(root, "tensor_glob", json_string(opt->tensor_glob));
+        json_object_set_new(root, "tensor_glob", cstring_json(opt->tensor_glob));
     if (root && hashes && !opt->tensor_glob) {
         char hex[17];
         snprintf(hex, sizeof hex, "%016" PRIx64, all_hash);

@@ -107,7 +107,7 @@ static void print_model(const gguf_summary *summary)
     const gguf_file_type_info *ft = summary->file_type_info;
     printf("  file type        %" PRIu32 " %s (llama.cpp: %s)%s\n", summary->file_type,
            ft ? ft->name : "UNKNOWN", ft ? ft->label : "unknown, may not work",
-           summary->file_type_guessed ? ", guessed: general.file_type is absent" : "");
+           summary->file_type_guessed ? ", guessed: no valid general.file_type" : "");
 }
 
 int inspect_print_text(const inspect_options *opt, const gguf_file *file,
