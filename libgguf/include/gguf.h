@@ -325,7 +325,9 @@ gguf_status gguf_writer_remove(gguf_writer *writer, const char *key);
 
 /* Append a tensor info. Its data offset follows the previous tensor, aligned. Returns
  * GGUF_ERR_DUPLICATE for a name already added, GGUF_ERR_INVALID for a bad type or shape
- * (n_dims 1..4, ne > 0, ne[0] a multiple of the block size). `ne` has `n_dims` entries. */
+ * (n_dims 1..4, 0 < ne <= INT64_MAX, ne[0] a multiple of the block size) or a name that is empty
+ * or longer than 63 bytes (ggml's limit), GGUF_ERR_OVERFLOW when the element count exceeds
+ * INT64_MAX or the file size would not fit 64 bits. `ne` has `n_dims` entries. */
 gguf_status gguf_writer_add_tensor(gguf_writer *writer, const char *name, gguf_tensor_type type,
                                    uint32_t n_dims, const uint64_t *ne);
 /* Change the type of tensor `name` (offsets of later tensors are recomputed). */
