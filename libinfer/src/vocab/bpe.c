@@ -5,6 +5,7 @@
 
 #include "vocab/merge_queue.h"
 #include "vocab/unicode.h"
+#include "vocab/word_cache.h"
 #include "vocab/vocab_internal.h"
 
 typedef struct bpe_session {
@@ -118,7 +119,25 @@ static void free_session(bpe_session *s)
     merge_queue_free(&s->queue);
 }
 
-bool bpe_tokenize(const inf_vocab *v, const char *text, size_t len, token_list *out)
+/* Tokens of one word: from the cache, or merged and then remembered. */
+static bool tokenize_word(bpe_session *s, size_t n_bytes, word_cache *cache, token_list *out)
+{
+    const int32_t *cached;
+    size_t n_cached;
+    if (word_cache_get(cache, s->bytes, n_bytes, &cached, &n_cached)) {
+        for (size_t i = 0; i < n_cached; i++) {
+            if (!token_list_push(out, cached[i])) {
+                return false;
+            }
+        }
+        return true;
+    }
+    size_t before = out->count;
+    return merge_word(s, n_bytes, out) &&
+           word_cache_put(cache, s->bytes, n_bytes, out->data + before, out->count - before);
+}
+
+bool bpe_tokenize(const inf_vocab *v, const char *text, size_t len, word_cache *cache, token_list *out)
 {
     if (len == 0) {
         return true;
@@ -142,7 +161,7 @@ bool bpe_tokenize(const inf_vocab *v, const char *text, size_t len, token_list *
             n_bytes += inf_utf8_encode(s.cps[i], s.bytes + n_bytes);
         }
         first += s.word_lengths[w];
-        ok = merge_word(&s, n_bytes, out);
+        ok = tokenize_word(&s, n_bytes, cache, out);
     }
     free_session(&s);
     return ok;

@@ -6,8 +6,20 @@
 #include "vocab/unicode.h"
 #include "vocab/vocab_internal.h"
 
-/* Append the piece of token `id` at out (room for 4x the text length) and return its length. */
-static size_t build_piece(const inf_vocab *v, inf_token id, char *out)
+/* GPT-2's alphabet backwards: the byte each code point below 0x144 stands for, or -1. */
+typedef struct byte_alphabet {
+    int16_t byte_of[0x144];
+} byte_alphabet;
+
+static void byte_alphabet_init(byte_alphabet *a)
+{
+    for (uint32_t cp = 0; cp < 0x144; cp++) {
+        a->byte_of[cp] = (int16_t)inf_code_point_to_byte(cp);
+    }
+}
+
+/* Append the piece of token `id` at out (room for 3x the text length) and return its length. */
+static size_t build_piece(const inf_vocab *v, const byte_alphabet *alphabet, inf_token id, char *out)
 {
     size_t len;
     const char *text = vocab_text(v, id, &len);
@@ -46,7 +58,7 @@ static size_t build_piece(const inf_vocab *v, inf_token id, char *out)
     }
     size_t n_cps = inf_utf8_decode(text, len, cps);
     for (size_t i = 0; i < n_cps; i++) {
-        int byte = inf_code_point_to_byte(cps[i]);
+        int byte = cps[i] < 0x144 ? alphabet->byte_of[cps[i]] : -1;
         if (byte >= 0) {
             out[n++] = (char)byte;
         } else {
@@ -66,10 +78,12 @@ bool vocab_build_pieces(inf_vocab *v)
     if (!v->piece_offsets || !v->piece_arena) {
         return false;
     }
+    byte_alphabet alphabet;
+    byte_alphabet_init(&alphabet);
     uint64_t pos = 0;
     for (int32_t i = 0; i < v->n_tokens; i++) {
         v->piece_offsets[i] = pos;
-        size_t n = build_piece(v, i, v->piece_arena + pos);
+        size_t n = build_piece(v, &alphabet, i, v->piece_arena + pos);
         if (n == SIZE_MAX) {
             return false;
         }

@@ -58,6 +58,13 @@ def render():
     lines.append("};")
     lines.append("")
     lines.append("const size_t inf_unicode_range_count = %d;" % len(entries))
+    lines.append("")
+    lines.append("/* The same classes for U+0000..U+00FF, looked up directly (most text is ASCII). */")
+    lines.append("const uint8_t inf_unicode_latin1_classes[256] = {")
+    latin1 = ["%d" % code_point_class(cp) for cp in range(256)]
+    for i in range(0, 256, 16):
+        lines.append("    " + ", ".join(latin1[i:i + 16]) + ",")
+    lines.append("};")
     return "\n".join(lines) + "\n"
 
 

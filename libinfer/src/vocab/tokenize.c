@@ -126,10 +126,11 @@ static bool spm_fragment(const inf_vocab *v, const char *text, size_t len, bool 
 
 static bool tokenize_fragments(const inf_vocab *v, const char *text, const fragment_list *frags, token_list *out)
 {
+    word_cache cache = {0};
+    bool ok = true;
     bool after_special = true; /* the start of the input counts as following a special token */
-    for (size_t f = 0; f < frags->count; f++) {
+    for (size_t f = 0; ok && f < frags->count; f++) {
         const fragment *frag = &frags->data[f];
-        bool ok;
         if (frag->token != INF_TOKEN_NONE) {
             ok = token_list_push(out, frag->token);
             after_special = true;
@@ -137,13 +138,11 @@ static bool tokenize_fragments(const inf_vocab *v, const char *text, const fragm
             ok = spm_fragment(v, text + frag->start, frag->len, after_special, out);
             after_special = false;
         } else {
-            ok = bpe_tokenize(v, text + frag->start, frag->len, out);
-        }
-        if (!ok) {
-            return false;
+            ok = bpe_tokenize(v, text + frag->start, frag->len, &cache, out);
         }
     }
-    return true;
+    word_cache_free(&cache);
+    return ok;
 }
 
 int inf_vocab_tokenize(const inf_vocab *v, const char *text, size_t len, unsigned flags, inf_token **tokens,

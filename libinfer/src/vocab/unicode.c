@@ -4,6 +4,9 @@
 
 unsigned inf_unicode_class_of(uint32_t cp)
 {
+    if (cp < 0x100) {
+        return inf_unicode_latin1_classes[cp];
+    }
     if (cp > 0x10FFFFu) {
         return INF_UNICODE_OTHER;
     }

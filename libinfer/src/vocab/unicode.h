@@ -27,6 +27,7 @@ enum inf_unicode_class {
 extern const char inf_unicode_version[];
 extern const uint32_t inf_unicode_ranges[];
 extern const size_t inf_unicode_range_count;
+extern const uint8_t inf_unicode_latin1_classes[256];
 
 /* Class of `cp` (a major class ORed with INF_UNICODE_WHITESPACE where it applies); code points
  * above U+10FFFF are OTHER. */

@@ -6,6 +6,7 @@
 #include "inf_vocab.h"
 #include "vocab/pretokenize.h"
 #include "vocab/token_map.h"
+#include "vocab/word_cache.h"
 
 struct inf_vocab {
     inf_vocab_type type;
@@ -56,9 +57,10 @@ bool token_list_push(token_list *list, inf_token token);
 
 /* Append the tokens of one stretch of text with no special tokens in it. SPM: text[0..len) is
  * tokenized as is (the caller has already added the space prefix and written spaces as U+2581).
- * BPE: pre-tokenized, byte-encoded and merged. Both return false when out of memory. */
+ * BPE: pre-tokenized, byte-encoded and merged, remembering words in `cache` (which the caller
+ * keeps for one tokenize call). Both return false when out of memory. */
 bool spm_tokenize(const inf_vocab *v, const char *text, size_t len, token_list *out);
-bool bpe_tokenize(const inf_vocab *v, const char *text, size_t len, token_list *out);
+bool bpe_tokenize(const inf_vocab *v, const char *text, size_t len, word_cache *cache, token_list *out);
 
 /* Build piece_arena/piece_offsets from the token texts; false when out of memory. */
 bool vocab_build_pieces(inf_vocab *v);
