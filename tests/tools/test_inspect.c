@@ -72,6 +72,26 @@ TEST(test_inspect_report_prints_every_value_type_and_escapes_strings)
     free(out);
 }
 
+TEST(test_inspect_escapes_invalid_utf8_and_control_sequences)
+{
+    const char *bytes = inspect_crafted("bytes.gguf");
+    CHECK(bytes);
+    char *out = NULL;
+    CHECK(test_run(&out, "%s %s", INSPECT, bytes) == 0);
+    CHECK_MSG(strstr(out, "\"ok\\xff\\xc3!\""), "%s", out);
+    CHECK_MSG(strstr(out, "\"\\x1b[31mred\\xc2\\x9b2J\""), "%s", out);
+    CHECK_MSG(strstr(out, "array[array,2]  [[1, 2], [3, 4, 5]]"), "%s", out);
+    free(out);
+    CHECK(test_run(&out, "%s --json %s", INSPECT, bytes) == 0);
+    json_t *doc = json_loads(out, 0, NULL);
+    free(out);
+    CHECK(doc);
+    json_t *invalid = json_array_get(json_object_get(doc, "metadata"), 1);
+    const char *replaced = "ok\xEF\xBF\xBD\xEF\xBF\xBD!"; /* each bad byte is U+FFFD */
+    CHECK(strcmp(json_string_value(json_object_get(invalid, "value")), replaced) == 0);
+    json_decref(doc);
+}
+
 TEST(test_inspect_full_prints_arrays_whole)
 {
     const char *small = inspect_crafted("small.gguf");

@@ -1,6 +1,6 @@
 /* format_value.c - metadata values, value types and tensor shapes as short readable text.
  * Floats print in the fewest digits that read back to the same value; strings are quoted with
- * C-style escapes so that control bytes cannot disturb the terminal. */
+ * C-style escapes for control characters and invalid UTF-8, which could disturb a terminal. */
 #include "inspect.h"
 
 #include <inttypes.h>
@@ -32,6 +32,23 @@ static void print_float(FILE *out, double value, bool single)
     fprintf(out, "%.*g", digits, value);
 }
 
+size_t inspect_utf8_sequence(const unsigned char *s, size_t n)
+{
+    if (s[0] < 0x80)
+        return 1;
+    size_t len = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 ? 2 : 0;
+    if (s[0] >= 0xF5 || len == 0 || len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    uint32_t cp = s[0] & (0x7F >> len);
+    for (size_t i = 1; i < len; i++)
+        cp = cp << 6 | (s[i] & 0x3F);
+    bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
+    return overlong || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF ? 0 : len;
+}
+
 /* Number of bytes to show of a string of `len` bytes, cut before a UTF-8 continuation byte. */
 static size_t preview_length(const char *data, uint64_t len, bool full)
 {
@@ -43,24 +60,39 @@ static size_t preview_length(const char *data, uint64_t len, bool full)
     return cut;
 }
 
+/* One byte of a string: printable ASCII as is, the rest as C escapes. */
+static void print_byte(FILE *out, unsigned char c)
+{
+    switch (c) {
+    case '"': fputs("\\\"", out); break;
+    case '\\': fputs("\\\\", out); break;
+    case '\n': fputs("\\n", out); break;
+    case '\r': fputs("\\r", out); break;
+    case '\t': fputs("\\t", out); break;
+    default:
+        if (c < 0x20 || c >= 0x7F)
+            fprintf(out, "\\x%02x", c);
+        else
+            fputc(c, out);
+    }
+}
+
 static void print_string(FILE *out, const gguf_string *s, bool full)
 {
     size_t shown = preview_length(s->data, s->len, full);
+    const unsigned char *bytes = (const unsigned char *)s->data;
     fputc('"', out);
-    for (size_t i = 0; i < shown; i++) {
-        unsigned char c = (unsigned char)s->data[i];
-        switch (c) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
-        default:
-            if (c < 0x20 || c == 0x7F)
-                fprintf(out, "\\x%02x", c);
-            else
-                fputc(c, out);
+    for (size_t i = 0; i < shown;) {
+        size_t seq = inspect_utf8_sequence(bytes + i, shown - i);
+        /* U+0080..U+009F are C1 controls, which some terminals obey like escape sequences. */
+        bool c1_control = seq == 2 && bytes[i] == 0xC2 && bytes[i + 1] < 0xA0;
+        if (seq > 1 && !c1_control) {
+            fwrite(bytes + i, 1, seq, out);
+            i += seq;
+            continue;
         }
+        for (size_t end = i + (seq ? seq : 1); i < end; i++)
+            print_byte(out, bytes[i]);
     }
     fputc('"', out);
     if (shown < s->len)

@@ -66,6 +66,10 @@ json_t *inspect_json_string(const char *data, uint64_t len);
 json_t *inspect_json_value(const gguf_value *value, bool full);
 json_t *inspect_json_shape(const gguf_tensor_info *tensor);
 
+/* Length of the valid UTF-8 sequence starting at s (at most n bytes), or 0 when it is invalid
+ * (overlong forms and surrogates included). */
+size_t inspect_utf8_sequence(const unsigned char *s, size_t n);
+
 /* Text rendering of values (format_value.c). Unless `full`, arrays show their first elements and
  * then "... (N elements)", and long strings end in "... (N bytes)". */
 void inspect_print_value(FILE *out, const gguf_value *value, bool full);

@@ -9,6 +9,7 @@ usage: make_inspect_files.py OUTDIR
                blk.1.w changed, ids removed, new.tensor added, blk.0.w stored as f32
   nan.gguf     small.gguf with a NaN in norm.weight[3]
   guess.gguf   no general.file_type; most tensors are f16 (llama.cpp then guesses MOSTLY_F16)
+  bytes.gguf   strings that are not UTF-8 or hold terminal control sequences, a nested array
 """
 import os
 import sys
@@ -93,6 +94,15 @@ def main():
         "c": (np.ones(4, dtype=np.float32), None),
     }
     write(os.path.join(out, "guess.gguf"), "guess", guess, with_file_type=False)
+
+    writer = gguf.GGUFWriter(os.path.join(out, "bytes.gguf"), "testarch")
+    writer.add_key_value("test.invalid", b"ok\xff\xc3!", gguf.GGUFValueType.STRING)
+    writer.add_key_value("test.controls", b"\x1b[31mred\xc2\x9b2J", gguf.GGUFValueType.STRING)
+    writer.add_array("test.nested", [[1, 2], [3, 4, 5]])
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
 
 
 if __name__ == "__main__":
