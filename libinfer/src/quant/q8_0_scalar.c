@@ -1,5 +1,5 @@
 /* q8_0_scalar.c - reference Q8_0: symmetric 8-bit codes, d = max|x| / 127, codes rounded half
- * away from zero (roundf). */
+ * away from zero (roundf, spelled out by quant_round_i32). */
 #include <math.h>
 
 #include "quant_internal.h"
@@ -15,7 +15,7 @@ void inf_q8_0_from_float_scalar(const float *src, void *dst, int64_t n)
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         out[b].d = quant_fp32_to_fp16(d);
         for (int j = 0; j < QUANT_BLOCK; j++)
-            out[b].qs[j] = (int8_t)quant_trunc_u8(roundf(src[j] * id));
+            out[b].qs[j] = (int8_t)(uint8_t)((uint32_t)quant_round_i32(src[j] * id) & 0xFF);
     }
 }
 

@@ -16,7 +16,7 @@ void inf_q8_1_from_float_scalar(const float *src, void *dst, int64_t n)
         out[b].d = quant_fp32_to_fp16(d);
         int sum = 0;
         for (int j = 0; j < QUANT_BLOCK; j++) {
-            out[b].qs[j] = (int8_t)quant_trunc_u8(roundf(src[j] * id));
+            out[b].qs[j] = (int8_t)(uint8_t)((uint32_t)quant_round_i32(src[j] * id) & 0xFF);
             sum += out[b].qs[j];
         }
         out[b].s = quant_fp32_to_fp16((float)sum * d);

@@ -70,6 +70,17 @@ static inline int32_t quant_trunc_i32(float v)
     return (v > -2147483904.0f && v < 2147483648.0f) ? (int32_t)v : INT32_MIN;
 }
 
+/* quant_trunc_i32(roundf(v)) without the libm call: v - trunc(v) is exact below 2^24 and 0
+ * above (such floats are integers), so comparing it with 0.5 rounds half away from zero. */
+static inline int32_t quant_round_i32(float v)
+{
+    if (!(v > -2147483904.0f && v < 2147483648.0f))
+        return INT32_MIN;
+    int32_t i = (int32_t)v;
+    float frac = v - (float)i;
+    return i + (frac >= 0.5f) - (frac <= -0.5f);
+}
+
 /* The low byte of quant_trunc_i32(v), as a float-to-8-bit cast does on x86. */
 static inline uint8_t quant_trunc_u8(float v)
 {
