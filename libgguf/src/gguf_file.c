@@ -110,22 +110,24 @@ static uint64_t stream_size(FILE *stream)
     return (uint64_t)(st.st_size - pos);
 }
 
-/* Consume the padding up to the data section. A file without tensors may end right after its
- * tensor-info table. */
-static gguf_status skip_padding(gguf_parser *p)
+/* Consume the padding up to the data section. An input that ends within it has an empty data
+ * section (fine for a file without tensors, reported by the layout check otherwise), and its
+ * size is then known even for a pipe. */
+static gguf_status skip_padding(gguf_parser *p, uint64_t *size)
 {
     uint64_t start = p->cursor.pos;
     uint64_t padding = p->file->data_offset - start;
     const unsigned char *bytes;
     gguf_status status = gguf_cursor_take(&p->cursor, padding, &bytes);
-    if (status == GGUF_OK || (status == GGUF_ERR_TRUNCATED && p->file->n_tensors == 0))
+    if (status == GGUF_ERR_TRUNCATED) {
+        *size = p->cursor.end;
+        p->file->file_size = p->cursor.end;
         return GGUF_OK;
-    if (status == GGUF_ERR_TRUNCATED)
-        return gguf_parser_fail(p, status, start,
-                                "padding before the data section needs %llu bytes but the file "
-                                "ends at byte %llu",
-                                (unsigned long long)padding, (unsigned long long)p->cursor.end);
-    return gguf_parser_fail(p, status, start, "reading the padding before the data section failed");
+    }
+    if (status != GGUF_OK)
+        return gguf_parser_fail(p, status, start, "reading the padding before the data section "
+                                                  "failed");
+    return GGUF_OK;
 }
 
 static size_t buffer_alignment(uint32_t alignment)
@@ -206,7 +208,7 @@ static gguf_file *open_stream(FILE *stream, const char *name, gguf_open_mode mod
     gguf_cursor_init_stream(&parser.cursor, stream, size);
     gguf_status status = gguf_parse_header(&parser);
     if (status == GGUF_OK)
-        status = skip_padding(&parser);
+        status = skip_padding(&parser, &size);
     gguf_cursor_release(&parser.cursor);
     if (status == GGUF_OK && mode == GGUF_OPEN_READ)
         return finish(f, read_data_section(f, stream, err));

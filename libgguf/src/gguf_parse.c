@@ -6,9 +6,11 @@
 #include <stdarg.h>
 #include <string.h>
 
-/* The fewest bytes a key/value pair can take (key length, a 1-byte key, type, a 1-byte value)
- * and a tensor info (name length, a 1-byte name, n_dims, one dimension, type, offset). */
-enum { MIN_KV_BYTES = 8 + 1 + 4 + 1, MIN_TENSOR_INFO_BYTES = 8 + 1 + 4 + 8 + 4 + 8 };
+/* The fewest bytes the syntax allows for a key/value pair (key length, type, a 1-byte value)
+ * and a tensor info (name length, n_dims, type, offset), so that a count too large for the
+ * bytes left fails before anything is allocated for it, while an empty key or n_dims of 0 still
+ * get their own, more precise message. */
+enum { MIN_KV_BYTES = 8 + 4 + 1, MIN_TENSOR_INFO_BYTES = 8 + 4 + 4 + 8 };
 /* Longest part of a hostile name quoted in a message. */
 enum { CONTEXT_NAME_MAX = 64 };
 
