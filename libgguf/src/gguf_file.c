@@ -252,9 +252,18 @@ static gguf_file *open_mapped(const char *path, gguf_error *err)
                NULL;
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        /* A FIFO or a device cannot be mapped: read it instead. */
-        close(fd);
-        return open_path_stream(path, GGUF_OPEN_READ, err);
+        /* A FIFO or a device cannot be mapped: read it instead, through the same descriptor
+         * (reopening a FIFO would lose its writer). */
+        FILE *stream = fdopen(fd, "rb");
+        if (!stream) {
+            close(fd);
+            return gguf_fail(err, GGUF_ERR_IO, path, UINT64_MAX, "cannot open: %s",
+                             strerror(errno)),
+                   NULL;
+        }
+        gguf_file *f = open_stream(stream, path, GGUF_OPEN_READ, stream_size(stream), err);
+        fclose(stream);
+        return f;
     }
     gguf_file *f = file_new(path, (uint64_t)st.st_size, err);
     if (!f || st.st_size == 0) {

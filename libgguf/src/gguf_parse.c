@@ -27,21 +27,36 @@ gguf_status gguf_parser_fail(gguf_parser *p, gguf_status status, uint64_t offset
     return gguf_fail(p->err, status, p->file->path, offset, "%s", what);
 }
 
-void gguf_parser_set_context(gguf_parser *p, const char *what, int64_t index, const char *name)
+void gguf_describe(char *out, size_t capacity, const char *what, int64_t index, const char *name)
 {
-    int used = snprintf(p->context, sizeof p->context, "%s %lld", what, (long long)index);
-    if (!name || used < 0)
+    int used = snprintf(out, capacity, "%s %lld", what, (long long)index);
+    if (!name || used < 0 || (size_t)used + 8 > capacity)
         return;
-    /* Names are valid UTF-8 by now; cut a long one at a character boundary. */
-    size_t len = strlen(name);
-    size_t shown = len;
+    /* Names are valid UTF-8 by now: cut a long one at a character boundary, and show control
+     * characters as '?' so the message stays one line. */
+    size_t len = strlen(name), shown = len;
     if (shown > CONTEXT_NAME_MAX) {
         shown = CONTEXT_NAME_MAX;
         while (shown > 0 && ((unsigned char)name[shown] & 0xC0) == 0x80)
             shown--;
     }
-    snprintf(p->context + used, sizeof p->context - used, " '%.*s%s'", (int)shown, name,
-             shown < len ? "..." : "");
+    char *cursor = out + used;
+    char *limit = out + capacity - 6; /* room for the quotes, "..." and the NUL */
+    *cursor++ = ' ';
+    *cursor++ = '\'';
+    for (size_t i = 0; i < shown && cursor < limit; i++) {
+        unsigned char c = (unsigned char)name[i];
+        *cursor++ = c < 0x20 || c == 0x7F ? '?' : (char)c;
+    }
+    if (shown < len)
+        cursor += sprintf(cursor, "...");
+    *cursor++ = '\'';
+    *cursor = '\0';
+}
+
+void gguf_parser_set_context(gguf_parser *p, const char *what, int64_t index, const char *name)
+{
+    gguf_describe(p->context, sizeof p->context, what, index, name);
 }
 
 gguf_status gguf_parser_take(gguf_parser *p, uint64_t n, uint64_t field_offset, const char *field,

@@ -136,6 +136,9 @@ gguf_status gguf_parser_check_count(gguf_parser *parser, uint64_t count, uint64_
 /* Set the message prefix to "<what> <index>" or "<what> <index> '<name>'". */
 void gguf_parser_set_context(gguf_parser *parser, const char *what, int64_t index,
                              const char *name);
+/* Write "<what> <index>" or "<what> <index> '<name>'" into `out`, the name cut to a readable
+ * length and its control characters shown as '?' so that a message stays one line. */
+void gguf_describe(char *out, size_t capacity, const char *what, int64_t index, const char *name);
 /* gguf_fail() with the parser's file name and context prefix. */
 gguf_status gguf_parser_fail(gguf_parser *parser, gguf_status status, uint64_t offset,
                              const char *fmt, ...) __attribute__((format(printf, 4, 5)));

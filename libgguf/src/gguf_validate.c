@@ -238,20 +238,35 @@ static int compare_extents(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
-static gguf_status check_bounds(const gguf_file *f, const gguf_tensor_info *t, int64_t i,
-                                bool size_known, uint64_t *end, gguf_error *err)
+static gguf_status check_bounds(const gguf_file *f, int64_t i, bool size_known, uint64_t *end,
+                                gguf_error *err)
 {
+    const gguf_tensor_info *t = &f->tensors[i];
+    char tensor[128];
+    gguf_describe(tensor, sizeof tensor, "tensor", i, t->name);
     if (__builtin_add_overflow(t->offset, t->size, end))
         return gguf_fail(err, GGUF_ERR_OVERFLOW, f->path, offset_field_of(t),
-                         "tensor %lld '%s': offset %llu + size %llu overflows", (long long)i,
-                         t->name, (unsigned long long)t->offset, (unsigned long long)t->size);
+                         "%s: offset %llu + size %llu overflows", tensor,
+                         (unsigned long long)t->offset, (unsigned long long)t->size);
     if (size_known && *end > f->data_size)
         return gguf_fail(err, GGUF_ERR_TRUNCATED, f->path, offset_field_of(t),
-                         "tensor %lld '%s': data [%llu, %llu) ends past the %llu-byte data "
-                         "section, expected it inside the file (truncated?)",
-                         (long long)i, t->name, (unsigned long long)t->offset,
-                         (unsigned long long)*end, (unsigned long long)f->data_size);
+                         "%s: data [%llu, %llu) ends past the %llu-byte data section, expected "
+                         "it inside the file (truncated?)",
+                         tensor, (unsigned long long)t->offset, (unsigned long long)*end,
+                         (unsigned long long)f->data_size);
     return GGUF_OK;
+}
+
+static gguf_status report_overlap(const gguf_file *f, const extent *prev, const extent *cur,
+                                  gguf_error *err)
+{
+    char later[128], earlier[128];
+    gguf_describe(later, sizeof later, "tensor", cur->index, f->tensors[cur->index].name);
+    gguf_describe(earlier, sizeof earlier, "tensor", prev->index, f->tensors[prev->index].name);
+    return gguf_fail(err, GGUF_ERR_LAYOUT, f->path, offset_field_of(&f->tensors[cur->index]),
+                     "%s: data [%llu, %llu) overlaps %s [%llu, %llu), expected disjoint data",
+                     later, (unsigned long long)cur->begin, (unsigned long long)cur->end, earlier,
+                     (unsigned long long)prev->begin, (unsigned long long)prev->end);
 }
 
 gguf_status gguf_check_layout(const gguf_file *f, bool size_known, gguf_error *err)
@@ -264,23 +279,13 @@ gguf_status gguf_check_layout(const gguf_file *f, bool size_known, gguf_error *e
     gguf_status status = GGUF_OK;
     for (int64_t i = 0; i < f->n_tensors && status == GGUF_OK; i++) {
         extents[i] = (extent){.begin = f->tensors[i].offset, .index = i};
-        status = check_bounds(f, &f->tensors[i], i, size_known, &extents[i].end, err);
+        status = check_bounds(f, i, size_known, &extents[i].end, err);
     }
     if (status == GGUF_OK)
         qsort(extents, (size_t)f->n_tensors, sizeof *extents, compare_extents);
-    for (int64_t i = 1; i < f->n_tensors && status == GGUF_OK; i++) {
-        const extent *prev = &extents[i - 1], *cur = &extents[i];
-        if (cur->begin >= prev->end)
-            continue;
-        const gguf_tensor_info *t = &f->tensors[cur->index];
-        status = gguf_fail(err, GGUF_ERR_LAYOUT, f->path, offset_field_of(t),
-                           "tensor %lld '%s': data [%llu, %llu) overlaps tensor %lld '%s' "
-                           "[%llu, %llu), expected disjoint data",
-                           (long long)cur->index, t->name, (unsigned long long)cur->begin,
-                           (unsigned long long)cur->end, (long long)prev->index,
-                           f->tensors[prev->index].name, (unsigned long long)prev->begin,
-                           (unsigned long long)prev->end);
-    }
+    for (int64_t i = 1; i < f->n_tensors && status == GGUF_OK; i++)
+        if (extents[i].begin < extents[i - 1].end)
+            status = report_overlap(f, &extents[i - 1], &extents[i], err);
     free(extents);
     return status;
 }

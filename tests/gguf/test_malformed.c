@@ -488,3 +488,23 @@ TEST(test_malformed_tensor_data_must_not_overlap)
                                                           "tensor 0 'a' [128, 192)"));
     gb_free(&b);
 }
+
+TEST(test_malformed_messages_stay_one_readable_line)
+{
+    char name[300];
+    memset(name, 'n', sizeof name - 1);
+    name[sizeof name - 1] = '\0';
+    name[3] = '\n';
+    name[4] = '\t';
+    uint64_t ne[1] = {8};
+    gguf_bytes b;
+    gb_init(&b);
+    gb_header(&b, 3, 1, 0);
+    gb_tensor(&b, name, 1, ne, GGUF_TENSOR_F32, 0);
+    gguf_error err;
+    CHECK(!gguf_open_memory(b.data, b.len, "x.gguf", &err) && err.status == GGUF_ERR_TRUNCATED);
+    CHECK_MSG(!strchr(err.message, '\n') && !strchr(err.message, '\t'), "%s", err.message);
+    CHECK_MSG(strstr(err.message, "tensor 0 'nnn??nnn") && strstr(err.message, "...': data"),
+              "%s", err.message);
+    gb_free(&b);
+}

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const uint8_t u8s[3] = {0, 7, 255};
@@ -377,4 +378,26 @@ TEST(test_reader_every_truncation_of_crafted_files_fails_cleanly)
     }
     gb_free(&values);
     gb_free(&tensors);
+}
+
+TEST(test_reader_mmap_open_of_a_fifo_reads_it_instead)
+{
+    gguf_bytes b;
+    gb_init(&b);
+    gb_minimal(&b);
+    char file[512];
+    snprintf(file, sizeof file, "%s", test_tmpfile("fifo-source.gguf"));
+    CHECK(gb_write(&b, file));
+    char fifo[512];
+    snprintf(fifo, sizeof fifo, "%s", test_tmpfile("model.fifo"));
+    CHECK(mkfifo(fifo, 0600) == 0);
+    char command[1200];
+    snprintf(command, sizeof command, "cat '%s' > '%s' &", file, fifo);
+    CHECK(system(command) == 0);
+    gguf_error err;
+    gguf_file *f = gguf_open(fifo, GGUF_OPEN_MMAP, &err);
+    CHECK_MSG(f, "%s", err.message);
+    CHECK(gguf_tensor_count(f) == 1 && gguf_data(f) && gguf_file_size(f) == b.len);
+    gguf_close(f);
+    gb_free(&b);
 }
