@@ -1,6 +1,9 @@
 /* spm.c - SentencePiece-style tokenizing of one stretch of text: start from single UTF-8
  * characters and repeatedly merge the adjacent pair whose concatenation is the token with the
- * highest score; characters that end up in no token fall back to <0xXX> byte tokens. */
+ * highest score; characters that end up in no token fall back to <0xXX> byte tokens.
+ * Every merge yields a token, so no symbol ever spans two adjacent bytes that occur together in
+ * no token text (such as a newline and what follows it): the text is cut there into chunks that
+ * are merged independently, with the same result and much smaller queues. */
 #include <stdlib.h>
 
 #include "vocab/merge_queue.h"
@@ -73,26 +76,79 @@ static bool emit_symbol(const spm_session *s, const merge_symbol *sym, token_lis
     return true;
 }
 
+bool spm_build_pair_table(inf_vocab *v)
+{
+    v->spm_pairs = calloc(256 * 256 / 8, 1);
+    if (!v->spm_pairs) {
+        return false;
+    }
+    for (int32_t id = 0; id < v->n_tokens; id++) {
+        size_t len;
+        const unsigned char *text = (const unsigned char *)vocab_text(v, id, &len);
+        for (size_t i = 1; i < len; i++) {
+            unsigned pair = (unsigned)text[i - 1] << 8 | text[i];
+            v->spm_pairs[pair >> 3] |= (uint8_t)(1u << (pair & 7));
+        }
+    }
+    return true;
+}
+
+static bool pair_in_some_token(const inf_vocab *v, unsigned char a, unsigned char b)
+{
+    unsigned pair = (unsigned)a << 8 | b;
+    return v->spm_pairs[pair >> 3] & (1u << (pair & 7));
+}
+
+/* End of the chunk that starts at `start`: the first character boundary no token spans. */
+static size_t chunk_end(const inf_vocab *v, const char *text, size_t start, size_t len)
+{
+    size_t pos = start;
+    for (;;) {
+        size_t n = inf_utf8_sequence_length((unsigned char)text[pos]);
+        pos += n < len - pos ? n : len - pos;
+        if (pos == len || !pair_in_some_token(v, (unsigned char)text[pos - 1], (unsigned char)text[pos])) {
+            return pos;
+        }
+    }
+}
+
+static bool merge_chunk(spm_session *s, size_t len, token_list *out)
+{
+    bool ok = true;
+    int32_t n_symbols = split_characters(s, len);
+    s->queue.count = 0;
+    for (int32_t i = 1; ok && i < n_symbols; i++) {
+        ok = queue_pair(s, i - 1, i);
+    }
+    merge_candidate c;
+    while (ok && merge_queue_pop(&s->queue, &c)) {
+        if (merge_symbols_apply(s->symbols, &c)) {
+            ok = queue_pair(s, s->symbols[c.left].prev, c.left) && queue_pair(s, c.left, s->symbols[c.left].next);
+        }
+    }
+    for (int32_t i = 0; ok && i >= 0; i = s->symbols[i].next) {
+        ok = emit_symbol(s, &s->symbols[i], out);
+    }
+    return ok;
+}
+
 bool spm_tokenize(const inf_vocab *v, const char *text, size_t len, token_list *out)
 {
     if (len == 0) {
         return true;
     }
-    spm_session s = {v, text, malloc(len * sizeof(merge_symbol)), {0}};
+    spm_session s = {v, text, NULL, {0}};
+    size_t longest = 0;
+    for (size_t start = 0, end; start < len; start = end) {
+        end = chunk_end(v, text, start, len);
+        longest = end - start > longest ? end - start : longest;
+    }
+    s.symbols = malloc(longest * sizeof *s.symbols);
     bool ok = s.symbols != NULL;
-    int32_t n_symbols = ok ? split_characters(&s, len) : 0;
-    for (int32_t i = 1; ok && i < n_symbols; i++) {
-        ok = queue_pair(&s, i - 1, i);
-    }
-    merge_candidate c;
-    while (ok && merge_queue_pop(&s.queue, &c)) {
-        if (merge_symbols_apply(s.symbols, &c)) {
-            ok = queue_pair(&s, s.symbols[c.left].prev, c.left) &&
-                 queue_pair(&s, c.left, s.symbols[c.left].next);
-        }
-    }
-    for (int32_t i = 0; ok && i >= 0; i = s.symbols[i].next) {
-        ok = emit_symbol(&s, &s.symbols[i], out);
+    for (size_t start = 0, end; ok && start < len; start = end) {
+        end = chunk_end(v, text, start, len);
+        s.text = text + start;
+        ok = merge_chunk(&s, end - start, out);
     }
     merge_queue_free(&s.queue);
     free(s.symbols);

@@ -29,6 +29,8 @@ struct inf_vocab {
     inf_text_map text_to_id;
     inf_merge_map merges;          /* BPE only */
     inf_token byte_token[256];     /* the token that stands for each raw byte, or INF_TOKEN_NONE */
+    uint8_t *spm_pairs;            /* SPM only: bit (a << 8 | b) set when bytes a, b are adjacent in
+                                    * some token's text */
 
     /* CONTROL, USER_DEFINED and UNKNOWN tokens, longest text first: what special-token matching
      * looks for in text, in this order. */
@@ -61,6 +63,9 @@ bool token_list_push(token_list *list, inf_token token);
  * keeps for one tokenize call). Both return false when out of memory. */
 bool spm_tokenize(const inf_vocab *v, const char *text, size_t len, token_list *out);
 bool bpe_tokenize(const inf_vocab *v, const char *text, size_t len, word_cache *cache, token_list *out);
+
+/* Build spm_pairs from the token texts; false when out of memory. */
+bool spm_build_pair_table(inf_vocab *v);
 
 /* Build piece_arena/piece_offsets from the token texts; false when out of memory. */
 bool vocab_build_pieces(inf_vocab *v);

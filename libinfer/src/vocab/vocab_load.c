@@ -470,7 +470,8 @@ inf_vocab *inf_vocab_load(const gguf_file *file, char *err, size_t err_size)
     }
     bool ok = load_model_type(&ld) && load_pre_tokenizer(&ld) && load_tokens(&ld) && load_scores(&ld) &&
               load_types(&ld) && load_specials(&ld) && build_text_map(&ld) && build_byte_tokens(&ld) &&
-              load_merges(&ld) && build_special_list(&ld) && (vocab_build_pieces(v) || out_of_memory(&ld));
+              load_merges(&ld) && build_special_list(&ld) && (vocab_build_pieces(v) || out_of_memory(&ld)) &&
+              (v->type != INF_VOCAB_SPM || spm_build_pair_table(v) || out_of_memory(&ld));
     if (!ok) {
         inf_vocab_free(v);
         return NULL;
@@ -490,6 +491,7 @@ void inf_vocab_free(inf_vocab *v)
     free(v->is_eog);
     free(v->piece_arena);
     free(v->piece_offsets);
+    free(v->spm_pairs);
     inf_text_map_free(&v->text_to_id);
     inf_merge_map_free(&v->merges);
     free(v->special_tokens);
