@@ -11,7 +11,8 @@
  * llama.cpp: Q8_0 for Q8_0/Q4_0 weights, Q8_1 with block sums for Q4_1). Weight bytes are stored
  * unsigned (Q8_0 as q + 128, Q4 as the nibble 0..15) so that one unsigned-by-signed byte dot
  * product instruction (vpdpbusd) does the work; the offset it adds is removed by starting each
- * block's sum at a correction computed from the activation block's sum.
+ * block's sum at a correction computed from the activation block's sum. (A level may keep its
+ * own weight byte form: the packed panel is private to that level's pack and gemm pair.)
  *
  * Packed quantized weight panel, for each block b of 32 columns:
  *   qs: 8 groups g of [P rows][4 bytes] (bytes 4g..4g+3 of each row's block), P*32 bytes
@@ -25,6 +26,7 @@
 #ifndef INF_MATMUL_H
 #define INF_MATMUL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,11 +45,12 @@ static inline size_t mm_act_block_bytes(int g)
 typedef void (*mm_pack_q_fn)(gguf_tensor_type type, const char *w, size_t row_stride, int rows,
                              int64_t n_blocks, int p, uint8_t *qs, float *d, float *m);
 
-/* Product of a packed quantized panel and one packed activation group: writes dst[j][i] for
- * rows j < nr of the group and panel rows i < m_valid; dst rows are dst_stride bytes apart. */
+/* Product of a packed quantized panel and one packed activation group: stores (or, with
+ * `accumulate`, adds to) dst[j][i] for rows j < nr of the group and panel rows i < m_valid; dst
+ * rows are dst_stride bytes apart. */
 typedef void (*mm_gemm_q_fn)(gguf_tensor_type type, const uint8_t *qs, const float *d,
                              const float *m, const uint8_t *act, int64_t n_blocks, int nr,
-                             float *dst, size_t dst_stride, int m_valid);
+                             float *dst, size_t dst_stride, int m_valid, bool accumulate);
 
 /* Pack a p-row float panel from element (k, i) at w + k*nb0 + i*nb1 of `type` (F32, F16, BF16),
  * rows i < rows (the others zero), k < K. */
@@ -56,7 +59,7 @@ typedef void (*mm_pack_f_fn)(gguf_tensor_type type, const char *w, size_t nb0, s
 
 /* Product of a packed float panel and one packed float activation group (as mm_gemm_q_fn). */
 typedef void (*mm_gemm_f_fn)(const float *panel, const float *act, int64_t K, int nr, float *dst,
-                             size_t dst_stride, int m_valid);
+                             size_t dst_stride, int m_valid, bool accumulate);
 
 /* One level's kernels and the tile geometry they were written for. */
 typedef struct mm_kernels {
@@ -64,6 +67,10 @@ typedef struct mm_kernels {
     int panel_rows;   /* P for both paths */
     int q_group;      /* G of quantized activation groups */
     int f_group;      /* G of float activation groups */
+    /* The reduction dimension is cut into chunks so that a panel's chunk stays in L1 and all
+     * activation groups' chunks in L2; partial sums accumulate in dst. */
+    int q_chunk_blocks; /* blocks of 32 per chunk, quantized path */
+    int f_chunk;        /* elements per chunk, float path */
     mm_pack_q_fn pack_q;
     mm_gemm_q_fn gemm_q;
     mm_pack_f_fn pack_f;

@@ -7,9 +7,20 @@
 
 enum { SCALAR_P = 8, SCALAR_GQ = 4, SCALAR_GF = 4 };
 
+/* Write (or add) rows j < nr, columns i < m_valid of a tile with `p` columns per row. */
+static void store_tile(const float *acc, int p, int nr, float *dst, size_t dst_stride, int m_valid,
+                       bool accumulate)
+{
+    for (int j = 0; j < nr; j++) {
+        float *row = (float *)((char *)dst + (size_t)j * dst_stride);
+        for (int i = 0; i < m_valid; i++)
+            row[i] = accumulate ? row[i] + acc[j * p + i] : acc[j * p + i];
+    }
+}
+
 static void gemm_q_scalar(gguf_tensor_type type, const uint8_t *qs, const float *d, const float *m,
                           const uint8_t *act, int64_t n_blocks, int nr, float *dst,
-                          size_t dst_stride, int m_valid)
+                          size_t dst_stride, int m_valid, bool accumulate)
 {
     const int P = SCALAR_P, G = SCALAR_GQ;
     float acc[SCALAR_GQ][SCALAR_P] = {{0}};
@@ -37,12 +48,11 @@ static void gemm_q_scalar(gguf_tensor_type type, const uint8_t *qs, const float 
             }
         }
     }
-    for (int j = 0; j < nr; j++)
-        memcpy((char *)dst + (size_t)j * dst_stride, acc[j], (size_t)m_valid * sizeof(float));
+    store_tile(acc[0], P, nr, dst, dst_stride, m_valid, accumulate);
 }
 
 static void gemm_f_scalar(const float *panel, const float *act, int64_t K, int nr, float *dst,
-                          size_t dst_stride, int m_valid)
+                          size_t dst_stride, int m_valid, bool accumulate)
 {
     const int P = SCALAR_P, G = SCALAR_GF;
     float acc[SCALAR_GF][SCALAR_P] = {{0}};
@@ -52,8 +62,7 @@ static void gemm_f_scalar(const float *panel, const float *act, int64_t K, int n
                 acc[j][i] += panel[k * P + i] * act[k * G + j];
         }
     }
-    for (int j = 0; j < nr; j++)
-        memcpy((char *)dst + (size_t)j * dst_stride, acc[j], (size_t)m_valid * sizeof(float));
+    store_tile(acc[0], P, nr, dst, dst_stride, m_valid, accumulate);
 }
 
 const mm_kernels mm_kernels_scalar = {
@@ -61,6 +70,8 @@ const mm_kernels mm_kernels_scalar = {
     .panel_rows = SCALAR_P,
     .q_group = SCALAR_GQ,
     .f_group = SCALAR_GF,
+    .q_chunk_blocks = 16,
+    .f_chunk = 256,
     .pack_q = mm_pack_q_generic,
     .gemm_q = gemm_q_scalar,
     .pack_f = mm_pack_f_generic,

@@ -46,15 +46,17 @@ static void make_plan(const inf_tensor *node, mm_plan *plan)
     plan->groups = (plan->N + plan->G - 1) / plan->G;
     if (plan->quantized) {
         plan->group_bytes = (size_t)plan->n_blocks * mm_act_block_bytes(plan->G);
-        plan->panel_bytes = (size_t)plan->n_blocks * plan->P * (MM_BLOCK + 2 * sizeof(float));
+        plan->panel_bytes = (size_t)k->q_chunk_blocks * plan->P * (MM_BLOCK + 2 * sizeof(float));
     } else {
         plan->group_bytes = (size_t)plan->K * plan->G * sizeof(float);
-        plan->panel_bytes = (size_t)plan->K * plan->P * sizeof(float);
+        plan->panel_bytes = (size_t)k->f_chunk * plan->P * sizeof(float);
     }
     plan->act_bytes = round_up(plan->group_bytes * plan->groups * plan->batches);
     plan->panel_bytes = round_up(plan->panel_bytes);
-    plan->scratch_bytes = round_up((size_t)plan->K * sizeof(float) +
-                                   (size_t)plan->n_blocks * sizeof(block_q8_1));
+    plan->scratch_bytes = plan->quantized
+                              ? round_up((size_t)plan->K * sizeof(float) +
+                                         (size_t)plan->n_blocks * sizeof(block_q8_1))
+                              : round_up((size_t)plan->K * plan->G * sizeof(float));
 }
 
 bool cpu_mul_mat_supports(const inf_tensor *node)
@@ -121,34 +123,52 @@ static void pack_quantized_row(const mm_plan *plan, gguf_tensor_type wtype, cons
     }
 }
 
-static void pack_float_row(const mm_plan *plan, const float *row, float *group, int j)
+/* One float group: element k of its row j at [k][j], so the kernel reads G values per k in a
+ * row; rows past N are zeros. Written in k order to stream the stores. */
+static void pack_float_group(const mm_plan *plan, const inf_tensor *x, int64_t batch, int64_t n0,
+                             float *group, float *scratch)
 {
-    for (int64_t k = 0; k < plan->K; k++)
-        group[k * plan->G + j] = row ? row[k] : 0.0f;
+    const int G = plan->G;
+    const float *rows[64];
+    for (int j = 0; j < G; j++) {
+        rows[j] = NULL;
+        if (n0 + j < plan->N)
+            rows[j] = activation_row(x, batch, n0 + j, scratch + (size_t)j * plan->K);
+    }
+    for (int64_t k = 0; k < plan->K; k++) {
+        for (int j = 0; j < G; j++)
+            group[k * G + j] = rows[j] ? rows[j][k] : 0.0f;
+    }
 }
 
-/* Phase 1: every row slot of every group of every batch, rows past N packed as zeros. */
+/* Phase 1: every row slot of every group of every batch, rows past N packed as zeros. Float
+ * activations are packed a group at a time, quantized ones a row at a time. */
 static void pack_activations(const cpu_params *p, const mm_plan *plan, const inf_tensor *node,
                              uint8_t *act, char *scratch)
 {
     const inf_tensor *x = node->src[1];
-    const int64_t slots = plan->groups * plan->G;
     int64_t begin, end;
+    if (!plan->quantized) {
+        cpu_split(plan->batches * plan->groups, p, &begin, &end);
+        for (int64_t gi = begin; gi < end; gi++)
+            pack_float_group(plan, x, gi / plan->groups, gi % plan->groups * plan->G,
+                             (float *)(act + (size_t)gi * plan->group_bytes), (float *)scratch);
+        return;
+    }
+    const int64_t slots = plan->groups * plan->G;
     cpu_split(plan->batches * slots, p, &begin, &end);
     for (int64_t r = begin; r < end; r++) {
         const int64_t batch = r / slots, n = r % slots;
         uint8_t *group = act + (size_t)(batch * plan->groups + n / plan->G) * plan->group_bytes;
         const float *row = n < plan->N ? activation_row(x, batch, n, (float *)scratch) : NULL;
-        if (plan->quantized)
-            pack_quantized_row(plan, node->src[0]->type, row,
-                               scratch + (size_t)plan->K * sizeof(float), group, (int)(n % plan->G));
-        else
-            pack_float_row(plan, row, (float *)group, (int)(n % plan->G));
+        pack_quantized_row(plan, node->src[0]->type, row, scratch + (size_t)plan->K * sizeof(float),
+                           group, (int)(n % plan->G));
     }
 }
 
-/* Phase 2 for one panel of one weight matrix: pack it, then multiply with every group of the
- * batch matrices that share this weight matrix. */
+/* Phase 2 for one panel of one weight matrix, one chunk of the reduction at a time: pack the
+ * chunk, then multiply it with every group of the batch matrices that share this weight matrix
+ * (the first chunk stores, later ones add). */
 static void multiply_panel(const mm_plan *plan, const inf_tensor *node, const uint8_t *act,
                            char *panel, int64_t w_batch, int64_t panel_index)
 {
@@ -159,25 +179,35 @@ static void multiply_panel(const mm_plan *plan, const inf_tensor *node, const ui
     const int64_t m0 = panel_index * plan->P;
     const int rows = (int)(plan->M - m0 < plan->P ? plan->M - m0 : plan->P);
     const char *wdata = (const char *)w->data + m0 * w->nb[1] + w2 * w->nb[2] + w3 * w->nb[3];
-    uint8_t *qs = (uint8_t *)panel;
-    float *d = (float *)(qs + (size_t)plan->n_blocks * plan->P * MM_BLOCK);
-    float *m = d + plan->n_blocks * plan->P;
-    if (plan->quantized)
-        k->pack_q(w->type, wdata, w->nb[1], rows, plan->n_blocks, plan->P, qs, d, m);
-    else
-        k->pack_f(w->type, wdata, w->nb[0], w->nb[1], rows, plan->K, plan->P, (float *)panel);
-    for (int64_t i3 = w3 * r3; i3 < (w3 + 1) * r3; i3++) {
-        for (int64_t i2 = w2 * r2; i2 < (w2 + 1) * r2; i2++) {
-            const uint8_t *groups = act + (size_t)((i3 * x->ne[2] + i2) * plan->groups) * plan->group_bytes;
-            for (int64_t gi = 0; gi < plan->groups; gi++) {
-                const int nr = (int)(plan->N - gi * plan->G < plan->G ? plan->N - gi * plan->G : plan->G);
-                float *dst = inf_tensor_element(node, m0, gi * plan->G, i2, i3);
-                const uint8_t *group = groups + (size_t)gi * plan->group_bytes;
-                if (plan->quantized)
-                    k->gemm_q(w->type, qs, d, m, group, plan->n_blocks, nr, dst, node->nb[1], rows);
-                else
-                    k->gemm_f((const float *)panel, (const float *)group, plan->K, nr, dst,
-                              node->nb[1], rows);
+    const int64_t total = plan->quantized ? plan->n_blocks : plan->K;
+    const int64_t chunk = plan->quantized ? k->q_chunk_blocks : k->f_chunk;
+    for (int64_t c0 = 0; c0 < total; c0 += chunk) {
+        const int64_t len = total - c0 < chunk ? total - c0 : chunk;
+        uint8_t *qs = (uint8_t *)panel;
+        float *d = (float *)(qs + (size_t)len * plan->P * MM_BLOCK);
+        float *m = d + len * plan->P;
+        size_t act_offset;
+        if (plan->quantized) {
+            k->pack_q(w->type, wdata + (size_t)c0 * w->nb[0], w->nb[1], rows, len, plan->P, qs, d, m);
+            act_offset = (size_t)c0 * mm_act_block_bytes(plan->G);
+        } else {
+            k->pack_f(w->type, wdata + (size_t)c0 * w->nb[0], w->nb[0], w->nb[1], rows, len, plan->P,
+                      (float *)panel);
+            act_offset = (size_t)c0 * plan->G * sizeof(float);
+        }
+        for (int64_t i3 = w3 * r3; i3 < (w3 + 1) * r3; i3++) {
+            for (int64_t i2 = w2 * r2; i2 < (w2 + 1) * r2; i2++) {
+                const uint8_t *groups = act + (size_t)((i3 * x->ne[2] + i2) * plan->groups) * plan->group_bytes;
+                for (int64_t gi = 0; gi < plan->groups; gi++) {
+                    const int nr = (int)(plan->N - gi * plan->G < plan->G ? plan->N - gi * plan->G : plan->G);
+                    float *dst = inf_tensor_element(node, m0, gi * plan->G, i2, i3);
+                    const uint8_t *group = groups + (size_t)gi * plan->group_bytes + act_offset;
+                    if (plan->quantized)
+                        k->gemm_q(w->type, qs, d, m, group, len, nr, dst, node->nb[1], rows, c0 > 0);
+                    else
+                        k->gemm_f((const float *)panel, (const float *)group, len, nr, dst,
+                                  node->nb[1], rows, c0 > 0);
+                }
             }
         }
     }

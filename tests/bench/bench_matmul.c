@@ -1,0 +1,133 @@
+/* bench_matmul.c - throughput of libinfer's mul_mat on SmolLM2's layer shapes with a batch of
+ * activation rows, per weight type and SIMD level, plus the machine's peak for comparison.
+ *
+ * Usage: bench_matmul [--rows N] [--threads T] [--seconds S] [--types f32,q8_0,...]
+ *                     [--levels scalar,avx2,avx512] [--shapes KxM,...]
+ * Prints one line per case: type, level, K, M, N, ms per product, and GFLOP/s for float weights
+ * or effective GOP/s for quantized weights (2*K*M*N operations either way). */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "inf_backend.h"
+#include "inf_cpu.h"
+#include "inf_graph.h"
+#include "inf_ops.h"
+#include "inf_quant.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void fill_random(inf_tensor *t, unsigned seed)
+{
+    const int64_t ne0 = t->ne[0], rows = inf_tensor_nrows(t);
+    float *row = malloc((size_t)ne0 * sizeof *row);
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t i = 0; i < ne0; i++) {
+            seed = seed * 1664525u + 1013904223u;
+            row[i] = (float)(seed >> 8) / (float)(1 << 24) - 0.5f;
+        }
+        inf_quantize_row(t->type, row, (char *)t->data + (size_t)r * t->nb[1], ne0);
+    }
+    free(row);
+}
+
+/* Milliseconds per product, best of repeated runs over about `seconds`. */
+static double time_case(gguf_tensor_type type, int64_t K, int64_t M, int64_t N, int threads,
+                        double seconds)
+{
+    inf_context *ctx = inf_context_new(inf_type_row_size(type, K) * (size_t)M +
+                                           (size_t)(K + M) * (size_t)N * 4 + (1 << 20),
+                                       false);
+    inf_tensor *w = inf_tensor_new_2d(ctx, type, K, M);
+    inf_tensor *x = inf_tensor_new_2d(ctx, GGUF_TENSOR_F32, K, N);
+    inf_tensor *out = inf_mul_mat(ctx, w, x);
+    inf_graph *g = inf_graph_new(ctx, 8);
+    if (!out || !g || inf_graph_expand(g, out) != INF_OK) {
+        fprintf(stderr, "bench_matmul: %s\n", inf_context_error(ctx));
+        exit(1);
+    }
+    fill_random(w, 1);
+    fill_random(x, 2);
+    inf_backend *cpu = inf_backend_cpu_new(threads);
+    double best = 1e30, start = now();
+    int runs = 0;
+    while (runs < 3 || (now() - start < seconds && runs < 1000)) {
+        double t0 = now();
+        if (inf_backend_compute(cpu, g) != INF_OK) {
+            fprintf(stderr, "bench_matmul: %s\n", inf_backend_error(cpu));
+            exit(1);
+        }
+        double ms = (now() - t0) * 1e3;
+        best = ms < best ? ms : best;
+        runs++;
+    }
+    inf_backend_free(cpu);
+    inf_context_free(ctx);
+    return best;
+}
+
+/* Next comma-separated item of *list into buf; false at the end. */
+static bool next_item(const char **list, char *buf, size_t size)
+{
+    if (!**list)
+        return false;
+    size_t n = strcspn(*list, ",");
+    snprintf(buf, size, "%.*s", (int)n, *list);
+    *list += n + ((*list)[n] == ',');
+    return true;
+}
+
+int main(int argc, char **argv)
+{
+    int64_t N = 512;
+    int threads = 0;
+    double seconds = 1.0;
+    const char *types = "f32,q8_0,q4_0", *levels = "avx512", *shapes = "576x576,576x1536,1536x576,576x49152";
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--rows")) N = atoll(argv[i + 1]);
+        else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--seconds")) seconds = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--types")) types = argv[i + 1];
+        else if (!strcmp(argv[i], "--levels")) levels = argv[i + 1];
+        else if (!strcmp(argv[i], "--shapes")) shapes = argv[i + 1];
+        else {
+            fprintf(stderr, "bench_matmul: unknown option %s\n", argv[i]);
+            return 2;
+        }
+    }
+    printf("%-6s %-7s %6s %6s %5s %10s %10s\n", "type", "level", "K", "M", "N", "ms", "G(FL)OP/s");
+    char level_name[32], type_name[32], shape[64];
+    for (const char *l = levels; next_item(&l, level_name, sizeof level_name);) {
+        int level = inf_simd_level_from_name(level_name);
+        if (level < 0 || inf_simd_force((inf_simd_level)level) != (inf_simd_level)level) {
+            printf("(level %s not available on this CPU)\n", level_name);
+            continue;
+        }
+        for (const char *t = types; next_item(&t, type_name, sizeof type_name);) {
+            int type = gguf_tensor_type_from_name(type_name);
+            if (type < 0) {
+                fprintf(stderr, "bench_matmul: unknown type %s\n", type_name);
+                return 2;
+            }
+            for (const char *s = shapes; next_item(&s, shape, sizeof shape);) {
+                long long K = 0, M = 0;
+                if (sscanf(shape, "%lldx%lld", &K, &M) != 2) {
+                    fprintf(stderr, "bench_matmul: bad shape %s (expected KxM)\n", shape);
+                    return 2;
+                }
+                double ms = time_case((gguf_tensor_type)type, K, M, N, threads, seconds);
+                printf("%-6s %-7s %6lld %6lld %5lld %10.3f %10.1f\n", type_name, level_name, K, M,
+                       (long long)N, ms, 2.0 * (double)K * (double)M * (double)N / (ms * 1e6));
+                fflush(stdout);
+            }
+        }
+    }
+    return 0;
+}
