@@ -1,0 +1,56 @@
+#!/bin/sh
+# mul_mat throughput on SmolLM2's layer shapes (K x M = 576x576, 576x1536, 1536x576, 576x49152)
+# with 512 activation rows: F32 weights in GFLOP/s, Q8_0/Q4_0 in effective GOP/s (2*K*M*N
+# operations per product either way), against the machine's peak and, with REF_BIN, against
+# llama.cpp's `test-backend-ops perf` on the same shapes (MUL_MAT cases given with --test-file).
+#
+# Peak: cores (nproc) x clock (cpu MHz of /proc/cpuinfo) x per-cycle work of two 512-bit FMA
+# units: F32 2 units x 16 lanes x 2 flops = 64 flop/cycle; int8 VNNI (vpdpbusd) 2 units x 64
+# byte products x 2 ops = 256 op/cycle. Our numbers are the best of repeated runs; llama.cpp's
+# are its own average over at least one second. Both use every core.
+set -eu
+: "${BUILD:=build}"
+bin="$BUILD/bench/bench_matmul"
+if [ ! -x "$bin" ]; then
+    echo "bench_matmul: $bin is missing (run make bench)" >&2
+    exit 1
+fi
+threads=$(nproc)
+mhz=$(grep -m1 'cpu MHz' /proc/cpuinfo | awk '{print $4}')
+echo "peak on $threads cores at $mhz MHz: F32 $(awk -v c="$threads" -v f="$mhz" 'BEGIN{printf "%.0f", c*f*64/1000}') GFLOP/s, int8 VNNI $(awk -v c="$threads" -v f="$mhz" 'BEGIN{printf "%.0f", c*f*256/1000}') GOP/s (2 AVX-512 FMA units assumed)"
+shapes="576x576 576x1536 1536x576 576x49152"
+ours=$(mktemp)
+trap 'rm -f "$ours" "$ours.case"' EXIT
+"$bin" --threads "$threads" --types f32,q8_0,q4_0 --shapes "$(echo $shapes | tr ' ' ',')" --seconds 2 | tee "$ours"
+
+ref="${REF_BIN:-}/test-backend-ops"
+if [ -z "${REF_BIN:-}" ] || [ ! -x "$ref" ]; then
+    echo "llama.cpp comparison skipped: REF_BIN is unset or has no test-backend-ops"
+    exit 0
+fi
+echo
+echo "llama.cpp test-backend-ops perf, same shapes, N=512 ($threads threads):"
+printf '%-6s %6s %6s %12s %12s %8s\n' type K M "llama G/s" "ours G/s" ratio
+for type in f32 q8_0 q4_0; do
+    case $type in
+        f32) code=0 bsize=1 bbytes=4 ;;
+        q8_0) code=8 bsize=32 bbytes=34 ;;
+        q4_0) code=2 bsize=32 bbytes=18 ;;
+    esac
+    for shape in $shapes; do
+        K=${shape%x*} M=${shape#*x} N=512
+        row=$((K / bsize * bbytes))
+        # One MUL_MAT (op 29) line: out f32 [M,N], src0 [K,M] of the type, src1 f32 [K,N].
+        echo "29 0 $M $N 1 1 0 2 $code $K $M 1 1 $bbytes $row $((row * M)) $((row * M)) 0 $K $N 1 1 4 $((4 * K)) $((4 * K * N)) $((4 * K * N)) $type" >"$ours.case"
+        us=$(timeout 600 "$ref" perf -b CPU --test-file "$ours.case" 2>/dev/null |
+             sed -n 's/.* - *\([0-9.]*\) us\/run.*/\1/p' | head -1)
+        mine=$(awk -v t="$type" -v k="$K" -v m="$M" '$1 == t && $3 == k && $4 == m {print $7; exit}' "$ours")
+        if [ -z "$us" ]; then
+            printf '%-6s %6s %6s %12s %12s %8s\n' "$type" "$K" "$M" "failed" "$mine" "-"
+            continue
+        fi
+        awk -v t="$type" -v k="$K" -v m="$M" -v n="$N" -v us="$us" -v mine="$mine" 'BEGIN {
+            g = 2 * k * m * n / (us * 1000);
+            printf "%-6s %6d %6d %12.1f %12.1f %7.2fx\n", t, k, m, g, mine, mine / g }'
+    done
+done
