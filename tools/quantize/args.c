@@ -1,0 +1,214 @@
+/* args.c - the command line of gguf-quantize: IN OUT TYPE plus options, which may come in any
+ * order. One table lists every option; errors are one line on stderr. */
+#include "quantize_tool.h"
+
+#include "inf_quant.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+    "usage: gguf-quantize [options] IN OUT TYPE\n"
+    "       gguf-quantize --dry-run [options] IN [OUT] TYPE\n"
+    "\n"
+    "Convert the GGUF model IN to TYPE and write OUT (through a temporary file renamed at the\n"
+    "end). TYPE: f32 f16 bf16 q4_0 q4_1 q5_0 q5_1 q8_0. As llama-quantize does, 1-D tensors and\n"
+    "norms keep their type, weight matrices get TYPE, and (unless --pure) output.weight, or\n"
+    "token_embd.weight when the model ties them, gets Q8_0 (llama.cpp uses Q6_K there).\n"
+    "\n"
+    "options:\n"
+    "  --pure                    every weight matrix gets TYPE\n"
+    "  --output-type T           type of output.weight (alias --output-tensor-type)\n"
+    "  --embd-type T             type of token_embd.weight (alias --token-embedding-type)\n"
+    "  --tensor-type PATTERN=T   tensors whose name matches the regular expression PATTERN\n"
+    "                            (POSIX extended, searched in the name, case ignored) get T;\n"
+    "                            repeatable, the first match wins; quantized TYPEs only\n"
+    "  --allow-requantize        convert tensors that are already quantized (lower quality)\n"
+    "  --dry-run                 print the plan and the resulting size, write nothing\n"
+    "  -t, --threads N           threads (default: all cores)\n"
+    "  -q, --quiet               no progress bar and no table, only warnings and errors\n"
+    "  -h, --help                this help\n";
+
+enum option_id {
+    OPT_PURE, OPT_OUTPUT_TYPE, OPT_EMBD_TYPE, OPT_TENSOR_TYPE, OPT_ALLOW_REQUANTIZE, OPT_DRY_RUN,
+    OPT_THREADS, OPT_QUIET, OPT_HELP
+};
+
+static const struct {
+    const char *name;
+    const char *alias;
+    enum option_id id;
+    bool takes_value;
+} option_table[] = {
+    {"--pure", NULL, OPT_PURE, false},
+    {"--output-type", "--output-tensor-type", OPT_OUTPUT_TYPE, true},
+    {"--embd-type", "--token-embedding-type", OPT_EMBD_TYPE, true},
+    {"--tensor-type", NULL, OPT_TENSOR_TYPE, true},
+    {"--allow-requantize", NULL, OPT_ALLOW_REQUANTIZE, false},
+    {"--dry-run", NULL, OPT_DRY_RUN, false},
+    {"--threads", "-t", OPT_THREADS, true},
+    {"--quiet", "-q", OPT_QUIET, false},
+    {"--help", "-h", OPT_HELP, false},
+};
+
+static int usage_error(const char *fmt, const char *detail)
+{
+    fprintf(stderr, "gguf-quantize: ");
+    fprintf(stderr, fmt, detail);
+    fprintf(stderr, " (see gguf-quantize --help)\n");
+    return EXIT_USAGE;
+}
+
+static bool type_allowed(int type, bool file_type)
+{
+    if (type < 0 || !gguf_tensor_type_info_get((gguf_tensor_type)type))
+        return false;
+    return file_type ? inf_quantize_file_type_supported((gguf_tensor_type)type)
+                     : inf_type_can_quantize((gguf_tensor_type)type);
+}
+
+/* A tensor type by name (any case) that may be used as the file type or as a per-tensor type;
+ * -1 after printing an error that lists the allowed names. */
+static int parse_type(const char *name, bool file_type)
+{
+    int type = gguf_tensor_type_from_name(name);
+    if (type_allowed(type, file_type))
+        return type;
+    fprintf(stderr, "gguf-quantize: unknown or unsupported type '%s' (supported:", name);
+    for (int t = 0; t < GGUF_TENSOR_TYPE_COUNT; t++)
+        if (type_allowed(t, file_type))
+            fprintf(stderr, " %s", gguf_tensor_type_info_get((gguf_tensor_type)t)->name);
+    fprintf(stderr, ")\n");
+    return -1;
+}
+
+static int parse_threads(const char *text, int *threads)
+{
+    char *end = NULL;
+    errno = 0;
+    long n = strtol(text, &end, 10);
+    if (errno || end == text || *end || n < 1 || n > 4096)
+        return usage_error("-t wants a thread count from 1 to 4096, not '%s'", text);
+    *threads = (int)n;
+    return 0;
+}
+
+/* PATTERN=TYPE, split at the last '=' so that the pattern may itself contain '='. */
+static int parse_tensor_rule(tool_args *args, const char *text)
+{
+    const char *eq = strrchr(text, '=');
+    if (!eq || eq == text || !eq[1])
+        return usage_error("--tensor-type wants PATTERN=TYPE, not '%s'", text);
+    int type = parse_type(eq + 1, false);
+    if (type < 0)
+        return EXIT_USAGE;
+    size_t n = args->options.n_tensor_rules;
+    inf_quantize_tensor_rule *rules = realloc(args->rules, (n + 1) * sizeof *rules);
+    if (rules)
+        args->rules = rules;
+    char **patterns = rules ? realloc(args->rule_patterns, (n + 1) * sizeof *patterns) : NULL;
+    if (patterns)
+        args->rule_patterns = patterns;
+    char *pattern = patterns ? strndup(text, (size_t)(eq - text)) : NULL;
+    if (!pattern) {
+        fprintf(stderr, "gguf-quantize: out of memory\n");
+        return EXIT_FAILED;
+    }
+    args->rule_patterns[n] = pattern;
+    args->rules[n] = (inf_quantize_tensor_rule){pattern, (gguf_tensor_type)type};
+    args->options.n_tensor_rules = n + 1;
+    args->options.tensor_rules = args->rules;
+    return 0;
+}
+
+static int apply_option(tool_args *args, enum option_id id, const char *value, bool *exit_now)
+{
+    switch (id) {
+    case OPT_PURE: args->options.pure = true; return 0;
+    case OPT_ALLOW_REQUANTIZE: args->options.allow_requantize = true; return 0;
+    case OPT_DRY_RUN: args->dry_run = true; return 0;
+    case OPT_QUIET: args->quiet = true; return 0;
+    case OPT_HELP:
+        fputs(usage_text, stdout);
+        *exit_now = true;
+        return 0;
+    case OPT_THREADS: return parse_threads(value, &args->options.n_threads);
+    case OPT_TENSOR_TYPE: return parse_tensor_rule(args, value);
+    case OPT_OUTPUT_TYPE:
+        return (args->options.output_type = parse_type(value, false)) < 0 ? EXIT_USAGE : 0;
+    case OPT_EMBD_TYPE:
+        return (args->options.embd_type = parse_type(value, false)) < 0 ? EXIT_USAGE : 0;
+    }
+    return EXIT_USAGE;
+}
+
+/* Handle argv[*i] when it is an option; returns -1 when it is not one. */
+static int parse_option(tool_args *args, int argc, char **argv, int *i, bool *exit_now)
+{
+    const char *arg = argv[*i];
+    for (size_t k = 0; k < sizeof option_table / sizeof option_table[0]; k++) {
+        if (strcmp(arg, option_table[k].name) != 0 &&
+            !(option_table[k].alias && strcmp(arg, option_table[k].alias) == 0))
+            continue;
+        const char *value = NULL;
+        if (option_table[k].takes_value) {
+            if (*i + 1 >= argc)
+                return usage_error("%s wants a value", arg);
+            value = argv[++*i];
+        }
+        return apply_option(args, option_table[k].id, value, exit_now);
+    }
+    if (arg[0] == '-' && arg[1] != '\0')
+        return usage_error("unknown option '%s'", arg);
+    return -1;
+}
+
+/* IN OUT TYPE, or IN [OUT] TYPE in a dry run. */
+static int assign_positionals(tool_args *args, char **positional, int n)
+{
+    if (n == 2 && args->dry_run) {
+        args->input = positional[0];
+    } else if (n == 3) {
+        args->input = positional[0];
+        args->output = positional[1];
+    } else {
+        return usage_error("%s", args->dry_run ? "expected IN [OUT] TYPE" : "expected IN OUT TYPE");
+    }
+    int type = parse_type(positional[n - 1], true);
+    if (type < 0)
+        return EXIT_USAGE;
+    args->options.type = (gguf_tensor_type)type;
+    return 0;
+}
+
+int tool_args_parse(tool_args *args, int argc, char **argv, bool *exit_now)
+{
+    memset(args, 0, sizeof *args);
+    inf_quantize_options_init(&args->options, GGUF_TENSOR_F32);
+    *exit_now = false;
+    char *positional[3];
+    int n_positional = 0;
+    for (int i = 1; i < argc; i++) {
+        int rc = parse_option(args, argc, argv, &i, exit_now);
+        if (*exit_now)
+            return 0;
+        if (rc > 0)
+            return rc;
+        if (rc == 0)
+            continue;
+        if (n_positional == 3)
+            return usage_error("unexpected argument '%s'", argv[i]);
+        positional[n_positional++] = argv[i];
+    }
+    return assign_positionals(args, positional, n_positional);
+}
+
+void tool_args_free(tool_args *args)
+{
+    for (size_t i = 0; i < args->options.n_tensor_rules; i++)
+        free(args->rule_patterns[i]);
+    free(args->rule_patterns);
+    free(args->rules);
+}

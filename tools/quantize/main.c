@@ -1,0 +1,67 @@
+/* main.c - gguf-quantize: convert a GGUF model to another tensor type (see --help). The work is
+ * libinfer's inf_quantize_file.h; this file only sequences it: arguments, plan, run, report. */
+#include "quantize_tool.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int fail(const inf_quantize_error *err)
+{
+    fprintf(stderr, "gguf-quantize: error: %s\n", err->message);
+    return err->status == INF_QUANTIZE_ERR_USAGE ? EXIT_USAGE : EXIT_FAILED;
+}
+
+static int run_plan(inf_quantize_plan *plan, const tool_args *args)
+{
+    inf_quantize_tensor_stats *stats = calloc((size_t)plan->n_tensors + 1, sizeof *stats);
+    if (!stats) {
+        fprintf(stderr, "gguf-quantize: error: out of memory\n");
+        return EXIT_FAILED;
+    }
+    tool_progress progress;
+    tool_progress_init(&progress, args->quiet);
+    inf_quantize_callbacks callbacks = {tool_signals_on_temp_file, tool_progress_update,
+                                        &progress};
+    inf_quantize_error err;
+    inf_quantize_status status = inf_quantize_run(plan, args->output, &callbacks, stats, &err);
+    tool_signals_done();
+    tool_progress_end(&progress);
+    double seconds = tool_now() - progress.start;
+    int rc = 0;
+    if (status != INF_QUANTIZE_OK)
+        rc = fail(&err);
+    else if (!args->quiet)
+        tool_report_run(plan, stats, seconds);
+    free(stats);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    tool_args args;
+    bool exit_now = false;
+    int rc = tool_args_parse(&args, argc, argv, &exit_now);
+    if (rc != 0 || exit_now) {
+        tool_args_free(&args);
+        return rc;
+    }
+    /* Blocked until the temporary output exists, so that an interrupt always finds it. */
+    tool_signals_install();
+    inf_quantize_error err;
+    inf_quantize_plan *plan = NULL;
+    if (args.output && inf_quantize_check_paths(args.input, args.output, &err) != INF_QUANTIZE_OK)
+        rc = fail(&err);
+    else if (inf_quantize_plan_build(args.input, &args.options, &plan, &err) != INF_QUANTIZE_OK)
+        rc = fail(&err);
+    else {
+        tool_report_warnings(plan);
+        if (args.dry_run)
+            tool_report_plan(plan);
+        else
+            rc = run_plan(plan, &args);
+    }
+    tool_signals_done();
+    inf_quantize_plan_free(plan);
+    tool_args_free(&args);
+    return rc;
+}

@@ -1,0 +1,58 @@
+/* quantize_tool.h - the pieces of gguf-quantize: command line, progress bar, report, signals. */
+#ifndef QUANTIZE_TOOL_H
+#define QUANTIZE_TOOL_H
+
+#include "inf_quantize_file.h"
+
+#include <stdbool.h>
+
+/* Exit statuses. */
+enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
+/* The parsed command line. */
+typedef struct tool_args {
+    const char *input;
+    const char *output;          /* NULL only in a dry run */
+    inf_quantize_options options;
+    inf_quantize_tensor_rule *rules; /* --tensor-type, owned */
+    char **rule_patterns;        /* the pattern strings the rules point into, owned */
+    bool dry_run;
+    bool quiet;
+} tool_args;
+
+/* Parse argv. Returns 0 on success, EXIT_USAGE after printing one line on stderr (or the help
+ * on stdout, with *exit_now set and 0 returned for --help). */
+int tool_args_parse(tool_args *args, int argc, char **argv, bool *exit_now);
+void tool_args_free(tool_args *args);
+
+/* Progress bar on stderr, drawn only when stderr is a terminal and not quiet. */
+typedef struct tool_progress {
+    bool enabled;
+    double start;        /* seconds, monotonic */
+    double last_draw;
+} tool_progress;
+
+void tool_progress_init(tool_progress *progress, bool quiet);
+/* The on_progress callback; `user` is a tool_progress. */
+void tool_progress_update(const inf_quantize_progress *p, void *user);
+/* Erase the bar. */
+void tool_progress_end(tool_progress *progress);
+/* Monotonic seconds. */
+double tool_now(void);
+
+/* What --dry-run prints: every tensor's decision and the totals. */
+void tool_report_plan(const inf_quantize_plan *plan);
+/* The table after a run: each tensor's old -> new type and relative RMSE, then the totals. */
+void tool_report_run(const inf_quantize_plan *plan, const inf_quantize_tensor_stats *stats,
+                     double seconds);
+/* The plan's warnings on stderr. */
+void tool_report_warnings(const inf_quantize_plan *plan);
+
+/* Signals: SIGINT/SIGTERM remove the temporary output before the process dies. Call
+ * tool_signals_install() first; it blocks the signals until the temporary file is known
+ * (tool_signals_on_temp_file, the on_temp_file callback) or tool_signals_done() is called. */
+void tool_signals_install(void);
+void tool_signals_on_temp_file(const char *temp_path, void *user);
+void tool_signals_done(void);
+
+#endif

@@ -1,0 +1,76 @@
+/* report.c - what gguf-quantize prints on stdout: the plan of a dry run, or after a run a table of
+ * every tensor (old -> new type and the relative RMSE the conversion added) and the totals. */
+#include "quantize_tool.h"
+
+#include <stdio.h>
+
+static double mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
+
+static double bits_per_weight(uint64_t bytes, uint64_t weights)
+{
+    return weights ? (double)bytes * 8.0 / (double)weights : 0.0;
+}
+
+static const char *type_name(gguf_tensor_type type)
+{
+    const gguf_tensor_type_info *info = gguf_tensor_type_info_get(type);
+    return info ? info->name : "?";
+}
+
+static void format_shape(const gguf_tensor_info *info, char *out, size_t size)
+{
+    int n = snprintf(out, size, "%llu", (unsigned long long)info->ne[0]);
+    for (uint32_t d = 1; d < info->n_dims && n > 0 && (size_t)n < size; d++)
+        n += snprintf(out + n, size - (size_t)n, "x%llu", (unsigned long long)info->ne[d]);
+}
+
+static void print_totals(const inf_quantize_plan *plan)
+{
+    printf("tensors: %lld, converted %lld, requantized %lld, fallbacks %lld\n",
+           (long long)plan->n_tensors, (long long)plan->n_converted,
+           (long long)plan->n_requantized, (long long)plan->n_fallback);
+    printf("data:    %.2f MiB (%.2f bits per weight) -> %.2f MiB (%.2f bits per weight)\n",
+           mib(plan->data_size_before), bits_per_weight(plan->data_size_before, plan->n_elements),
+           mib(plan->data_size_after), bits_per_weight(plan->data_size_after, plan->n_elements));
+    printf("file:    %.2f MiB -> %.2f MiB (%llu bytes)\n", mib(plan->file_size_before),
+           mib(plan->file_size_after), (unsigned long long)plan->file_size_after);
+}
+
+void tool_report_plan(const inf_quantize_plan *plan)
+{
+    printf("%-40s %-16s %-16s %21s  %s\n", "tensor", "shape", "type", "MiB", "why");
+    for (int64_t i = 0; i < plan->n_tensors; i++) {
+        const inf_quantize_plan_tensor *t = &plan->tensors[i];
+        char shape[96], types[40];
+        format_shape(t->info, shape, sizeof shape);
+        snprintf(types, sizeof types, "%s -> %s", type_name(t->info->type), type_name(t->new_type));
+        printf("%-40s %-16s %-16s %9.3f -> %9.3f  %s%s\n", t->info->name, shape, types,
+               mib(t->info->size), mib(t->new_size), inf_quantize_reason_name(t->reason),
+               t->fallback ? " (fallback)" : "");
+    }
+    print_totals(plan);
+}
+
+void tool_report_run(const inf_quantize_plan *plan, const inf_quantize_tensor_stats *stats,
+                     double seconds)
+{
+    printf("%-40s %-16s %12s\n", "tensor", "type", "rel. RMSE");
+    for (int64_t i = 0; i < plan->n_tensors; i++) {
+        const inf_quantize_plan_tensor *t = &plan->tensors[i];
+        char types[40];
+        snprintf(types, sizeof types, "%s -> %s", type_name(t->info->type), type_name(t->new_type));
+        if (stats[i].converted)
+            printf("%-40s %-16s %12.6f\n", t->info->name, types, stats[i].rel_rmse);
+        else
+            printf("%-40s %-16s %12s\n", t->info->name, types, "copied");
+    }
+    print_totals(plan);
+    printf("time:    %.2f s, %.1f MB/s of input data\n", seconds,
+           seconds > 0 ? (double)plan->data_size_before / 1e6 / seconds : 0.0);
+}
+
+void tool_report_warnings(const inf_quantize_plan *plan)
+{
+    for (int64_t i = 0; i < plan->n_warnings; i++)
+        fprintf(stderr, "gguf-quantize: warning: %s\n", plan->warnings[i]);
+}
