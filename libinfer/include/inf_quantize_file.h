@@ -75,8 +75,10 @@ bool inf_quantize_file_type_supported(gguf_tensor_type type);
  * (ALL_F32 = 0, MOSTLY_F16 = 1, MOSTLY_Q4_0 = 2, ...), or -1 when there is none. */
 int inf_quantize_llama_ftype(gguf_tensor_type type);
 
-/* Which types the kernels read and write: inf_type_can_dequantize() and inf_type_can_quantize()
- * in inf_quant.h. */
+/* True when `type` can be given for single tensors (--output-type, --embd-type, --tensor-type):
+ * the kernels produce it and llama.cpp stores weights in it (Q8_1 and Q8_K, which ggml uses only
+ * for activations, are refused). Which types the kernels read is inf_type_can_dequantize(). */
+bool inf_quantize_tensor_type_supported(gguf_tensor_type type);
 
 /* ---------------------------------------------------------------------------------------------
  * Options

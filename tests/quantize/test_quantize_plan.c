@@ -206,6 +206,12 @@ TEST(test_plan_rejects_unsupported_types_and_bad_patterns)
     o.n_tensor_rules = 1;
     CHECK(plan_fixture("bad2.gguf", &f, &o, &err) == NULL && err.status == INF_QUANTIZE_ERR_USAGE);
     CHECK(strstr(err.message, "attn_(q"));
+    o.n_tensor_rules = 0;
+    o.output_type = GGUF_TENSOR_Q8_1; /* an activation type, never stored */
+    CHECK(plan_fixture("bad3.gguf", &f, &o, &err) == NULL && err.status == INF_QUANTIZE_ERR_USAGE);
+    CHECK(strstr(err.message, "q8_1"));
+    CHECK(!inf_quantize_tensor_type_supported(GGUF_TENSOR_Q8_1));
+    CHECK(inf_quantize_tensor_type_supported(GGUF_TENSOR_BF16));
     inf_quantize_plan *plan = NULL;
     CHECK(inf_quantize_plan_build(test_tmpfile("missing.gguf"), &o, &plan, &err) ==
           INF_QUANTIZE_ERR_INPUT);

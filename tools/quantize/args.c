@@ -2,8 +2,6 @@
  * order. One table lists every option; errors are one line on stderr. */
 #include "quantize_tool.h"
 
-#include "inf_quant.h"
-
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +64,7 @@ static bool type_allowed(int type, bool file_type)
     if (type < 0 || !gguf_tensor_type_info_get((gguf_tensor_type)type))
         return false;
     return file_type ? inf_quantize_file_type_supported((gguf_tensor_type)type)
-                     : inf_type_can_quantize((gguf_tensor_type)type);
+                     : inf_quantize_tensor_type_supported((gguf_tensor_type)type);
 }
 
 /* A tensor type by name (any case) that may be used as the file type or as a per-tensor type;

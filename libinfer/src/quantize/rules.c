@@ -31,6 +31,12 @@ bool inf_quantize_file_type_supported(gguf_tensor_type type)
     return inf_quantize_llama_ftype(type) >= 0 && inf_type_can_quantize(type);
 }
 
+bool inf_quantize_tensor_type_supported(gguf_tensor_type type)
+{
+    /* ggml's quantize_chunk has no Q8_1/Q8_K path: they exist only for matmul activations. */
+    return type != GGUF_TENSOR_Q8_1 && type != GGUF_TENSOR_Q8_K && inf_type_can_quantize(type);
+}
+
 /* Weights llama-quantize never converts although they are matrices: norms, expert routers and
  * small or position-like tensors of various architectures (matched anywhere in the name). */
 static const char *const kept_substrings[] = {
@@ -128,9 +134,9 @@ static gguf_tensor_type output_rule_type(gguf_tensor_type file_type, uint64_t nc
 static inf_quantize_status check_override_type(int type, const char *what,
                                                inf_quantize_error *err)
 {
-    if (type < 0 || inf_type_can_quantize((gguf_tensor_type)type))
+    if (type < 0 || inf_quantize_tensor_type_supported((gguf_tensor_type)type))
         return INF_QUANTIZE_OK;
-    return quantize_fail(err, INF_QUANTIZE_ERR_USAGE, "%s: cannot write tensors of type %s", what,
+    return quantize_fail(err, INF_QUANTIZE_ERR_USAGE, "%s: tensors cannot be written as %s", what,
                          quantize_type_name((gguf_tensor_type)type));
 }
 

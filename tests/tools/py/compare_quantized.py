@@ -1,20 +1,22 @@
 #!/usr/bin/env python3
-"""Check a file written by gguf-quantize against gguf-py, the independent oracle.
+"""Check files written by gguf-quantize against gguf-py, the independent oracle.
 
-usage: compare_quantized.py SOURCE OUTPUT TYPE [--ftype N]
+usage: compare_quantized.py SOURCE OUTPUT TYPE FTYPE [SOURCE OUTPUT TYPE FTYPE ...]
 
-SOURCE is the F32 (or mixed) input, OUTPUT what gguf-quantize wrote from it. Every tensor of
-OUTPUT must appear in SOURCE's order with the same shape; a tensor whose type changed must hold
-exactly the bytes gguf.quants.quantize() makes from SOURCE's F32 data, and one that kept its type
-the same bytes as in SOURCE. Metadata must be SOURCE's, with general.file_type = --ftype and
-general.quantization_version = 2. Prints one line per problem and a summary; exit 1 on any.
+Each group names an input, the file gguf-quantize wrote from it, the type every tensor of 2 or
+more dimensions must have ('mixed': no such check) and the expected general.file_type. Every
+tensor of OUTPUT must appear in SOURCE's order with the same shape; a tensor whose type changed
+must hold exactly the bytes gguf.quants.quantize() makes from SOURCE's F32 data (or, for an F32
+output of a quantized tensor, the floats gguf.quants.dequantize() gives), and one that kept its
+type the same bytes as in SOURCE. Metadata must be SOURCE's (same keys, order and values), with
+general.file_type = FTYPE and general.quantization_version = 2. Each file is parsed once, however
+many groups name it. Prints one line per problem and a summary per group; exit 1 on any problem.
 """
-import argparse
 import sys
 
 import numpy as np
 from gguf import GGMLQuantizationType, GGUFReader
-from gguf.quants import quantize
+from gguf.quants import dequantize, quantize
 
 
 def field_value(reader, key):
@@ -24,9 +26,8 @@ def field_value(reader, key):
     return field.parts[field.data[0]].tolist()
 
 
-def fields_equal(a, b):
-    return len(a.parts) == len(b.parts) and all(
-        np.array_equal(x, y) for x, y in zip(a.parts, b.parts))
+def field_bytes(field):
+    return b"".join(part.tobytes() for part in field.parts)
 
 
 def compare_metadata(src, out, ftype, problems):
@@ -36,7 +37,7 @@ def compare_metadata(src, out, ftype, problems):
     if src_keys != out_keys:
         problems.append(f"metadata keys differ: {set(src_keys) ^ set(out_keys)} or order")
     for key in src_keys:
-        if key in out.fields and not fields_equal(src.fields[key], out.fields[key]):
+        if key in out.fields and field_bytes(src.fields[key]) != field_bytes(out.fields[key]):
             problems.append(f"metadata {key} differs")
     if field_value(out, "general.file_type") != [ftype]:
         problems.append(f"general.file_type is {field_value(out, 'general.file_type')}, want {ftype}")
@@ -47,12 +48,17 @@ def compare_metadata(src, out, ftype, problems):
 
 
 def expected_bytes(src_tensor, out_type):
-    if src_tensor.tensor_type == out_type:
+    """What gguf-py makes of a SOURCE tensor: the same bytes, F32 quantized to out_type, or a
+    quantized tensor dequantized to F32."""
+    src_type = src_tensor.tensor_type
+    if src_type == out_type:
         return np.asarray(src_tensor.data).tobytes()
-    if src_tensor.tensor_type != GGMLQuantizationType.F32:
-        raise ValueError(f"cannot build expectation from {src_tensor.tensor_type.name}")
-    values = np.asarray(src_tensor.data, dtype=np.float32)
-    return np.asarray(quantize(values, out_type)).tobytes()
+    if src_type == GGMLQuantizationType.F32:
+        values = np.asarray(src_tensor.data, dtype=np.float32)
+        return np.asarray(quantize(values, out_type)).tobytes()
+    if out_type == GGMLQuantizationType.F32:
+        return dequantize(np.asarray(src_tensor.data), src_type).astype(np.float32).tobytes()
+    raise ValueError(f"no expectation for {src_type.name} -> {out_type.name}")
 
 
 def compare_tensors(src, out, want_type, problems):
@@ -76,21 +82,31 @@ def compare_tensors(src, out, want_type, problems):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("source")
-    parser.add_argument("output")
-    parser.add_argument("type", help="type every weight matrix must have (pure), or 'mixed'")
-    parser.add_argument("--ftype", type=int, required=True)
-    args = parser.parse_args()
-    src, out = GGUFReader(args.source), GGUFReader(args.output)
-    want = None if args.type == "mixed" else GGMLQuantizationType[args.type.upper()]
-    problems = []
-    compare_metadata(src, out, args.ftype, problems)
-    counts = compare_tensors(src, out, want, problems)
-    for p in problems:
-        print("MISMATCH", p)
-    print(f"{len(out.tensors)} tensors compared, types {counts}, {len(problems)} problems")
-    return 1 if problems else 0
+    args = sys.argv[1:]
+    if not args or len(args) % 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    readers = {}
+
+    def reader(path):
+        if path not in readers:
+            readers[path] = GGUFReader(path)
+        return readers[path]
+
+    failed = False
+    for i in range(0, len(args), 4):
+        source, output, type_name, ftype = args[i:i + 4]
+        src, out = reader(source), reader(output)
+        want = None if type_name == "mixed" else GGMLQuantizationType[type_name.upper()]
+        problems = []
+        compare_metadata(src, out, int(ftype), problems)
+        counts = compare_tensors(src, out, want, problems)
+        for p in problems:
+            print("MISMATCH", output, p)
+        print(f"{output}: {len(out.tensors)} tensors compared, types {counts}, "
+              f"{len(problems)} problems")
+        failed = failed or bool(problems)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
