@@ -40,7 +40,7 @@ static char *path_in(const char *dir, const char *name)
 
 TEST(test_run_writes_the_planned_types_and_size)
 {
-    char *dir = support_make_dir("run_planned");
+    const char *dir = support_make_dir("run_planned");
     char *in = path_in(dir, "in.gguf"), *out = path_in(dir, "out.gguf");
     CHECK(fixture_write(in, &(fixture_options){.alignment = 64}));
     inf_quantize_options o;
@@ -73,7 +73,7 @@ TEST(test_run_writes_the_planned_types_and_size)
 
 TEST(test_run_output_bytes_do_not_depend_on_thread_count)
 {
-    char *dir = support_make_dir("run_threads");
+    const char *dir = support_make_dir("run_threads");
     char *in = path_in(dir, "in.gguf"), *one = path_in(dir, "one.gguf");
     char *three = path_in(dir, "three.gguf");
     CHECK(fixture_write(in, &(fixture_options){0}));
@@ -85,7 +85,7 @@ TEST(test_run_output_bytes_do_not_depend_on_thread_count)
 
 TEST(test_run_relative_rmse_orders_the_types)
 {
-    char *dir = support_make_dir("run_rmse");
+    const char *dir = support_make_dir("run_rmse");
     char *in = path_in(dir, "in.gguf"), *out = path_in(dir, "out.gguf");
     CHECK(fixture_write(in, &(fixture_options){0}));
     static const gguf_tensor_type order[] = {GGUF_TENSOR_F32, GGUF_TENSOR_F16, GGUF_TENSOR_Q8_0,
@@ -111,7 +111,7 @@ TEST(test_run_relative_rmse_orders_the_types)
 static void check_poison_refused(const char *dir_name, float poison, gguf_tensor_type type,
                                  const char *expect)
 {
-    char *dir = support_make_dir(dir_name);
+    const char *dir = support_make_dir(dir_name);
     char *in = path_in(dir, "in.gguf"), *out = path_in(dir, "out.gguf");
     fixture_options f = {.poison_tensor = "blk.0.ffn_down.weight", .poison_row = 17,
                          .poison = poison};
@@ -146,7 +146,7 @@ TEST(test_run_refuses_values_out_of_the_target_range)
 
 TEST(test_run_refuses_nan_even_in_tensors_it_copies)
 {
-    char *dir = support_make_dir("run_nan_copy");
+    const char *dir = support_make_dir("run_nan_copy");
     char *in = path_in(dir, "in.gguf"), *out = path_in(dir, "out.gguf");
     fixture_options f = {.poison_tensor = "blk.0.ffn_gate_inp.weight", .poison_row = 2,
                          .poison = NAN};
@@ -159,7 +159,7 @@ TEST(test_run_refuses_nan_even_in_tensors_it_copies)
 
 TEST(test_check_paths_refuses_same_path_hard_link_and_symlink)
 {
-    char *dir = support_make_dir("same_file");
+    const char *dir = support_make_dir("same_file");
     char *in = path_in(dir, "in.gguf"), *hard = path_in(dir, "hard.gguf");
     char *soft = path_in(dir, "soft.gguf"), *other = path_in(dir, "other.gguf");
     CHECK(fixture_write(in, &(fixture_options){0}));
@@ -201,7 +201,7 @@ static void on_progress(const inf_quantize_progress *p, void *user)
 
 TEST(test_run_reports_temp_file_and_progress)
 {
-    char *dir = support_make_dir("run_progress");
+    const char *dir = support_make_dir("run_progress");
     char *in = path_in(dir, "in.gguf"), *out = path_in(dir, "out.gguf");
     CHECK(fixture_write(in, &(fixture_options){0}));
     inf_quantize_options o;

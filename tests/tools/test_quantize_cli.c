@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 /* A fresh directory holding the default fixture as in.gguf; returns the directory. */
-static char *fixture_dir(const char *name, const fixture_options *options)
+static const char *fixture_dir(const char *name, const fixture_options *options)
 {
-    char *dir = support_make_dir(name);
+    const char *dir = support_make_dir(name);
     char path[512];
     snprintf(path, sizeof path, "%s/in.gguf", dir);
     if (!fixture_write(path, options)) {
@@ -41,7 +41,7 @@ static int type_in(const char *dir, const char *file, const char *tensor)
 
 TEST(test_cli_default_run_prints_table_and_totals)
 {
-    char *dir = fixture_dir("cli_default", &(fixture_options){0});
+    const char *dir = fixture_dir("cli_default", &(fixture_options){0});
     char *out = NULL;
     int rc = QUANTIZE(&out, dir, "%s", "in.gguf out.gguf Q4_0");
     CHECK_MSG(rc == 0, "rc %d: %s", rc, out);
@@ -66,7 +66,7 @@ TEST(test_cli_every_file_type_sets_llama_ftype)
                  {"bf16", GGUF_TENSOR_BF16, 32}, {"q4_0", GGUF_TENSOR_Q4_0, 2},
                  {"q4_1", GGUF_TENSOR_Q4_1, 3},  {"q5_0", GGUF_TENSOR_Q5_0, 8},
                  {"q5_1", GGUF_TENSOR_Q5_1, 9},  {"q8_0", GGUF_TENSOR_Q8_0, 7}};
-    char *dir = fixture_dir("cli_types", &(fixture_options){0});
+    const char *dir = fixture_dir("cli_types", &(fixture_options){0});
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *out = NULL;
         int rc = QUANTIZE(&out, dir, "--pure -q in.gguf %s.gguf %s", cases[i].name, cases[i].name);
@@ -83,7 +83,7 @@ TEST(test_cli_every_file_type_sets_llama_ftype)
 
 TEST(test_cli_pure_output_embd_and_tensor_type_options)
 {
-    char *dir = fixture_dir("cli_options", &(fixture_options){.tied = true});
+    const char *dir = fixture_dir("cli_options", &(fixture_options){.tied = true});
     char *out = NULL;
     CHECK(QUANTIZE(&out, dir, "%s", "-q in.gguf default.gguf q5_0") == 0);
     CHECK(type_in(dir, "default.gguf", "token_embd.weight") == GGUF_TENSOR_Q8_0); /* tied */
@@ -105,7 +105,7 @@ TEST(test_cli_pure_output_embd_and_tensor_type_options)
 
 TEST(test_cli_dry_run_prints_the_plan_and_writes_nothing)
 {
-    char *dir = fixture_dir("cli_dry", &(fixture_options){0});
+    const char *dir = fixture_dir("cli_dry", &(fixture_options){0});
     char *out = NULL;
     int rc = QUANTIZE(&out, dir, "%s", "--dry-run in.gguf q8_0");
     CHECK_MSG(rc == 0, "%s", out);
@@ -133,7 +133,7 @@ TEST(test_cli_dry_run_prints_the_plan_and_writes_nothing)
 
 TEST(test_cli_quiet_prints_only_warnings)
 {
-    char *dir = fixture_dir("cli_quiet", &(fixture_options){0});
+    const char *dir = fixture_dir("cli_quiet", &(fixture_options){0});
     char *out = NULL;
     CHECK(QUANTIZE(&out, dir, "%s", "-q --pure in.gguf out.gguf q8_0") == 0);
     static const char expected[] = "gguf-quantize: warning: tensor blk.0.odd.weight";
@@ -145,7 +145,7 @@ TEST(test_cli_quiet_prints_only_warnings)
 
 TEST(test_cli_allow_requantize_converts_quantized_input_with_a_warning)
 {
-    char *dir = fixture_dir("cli_requant", &(fixture_options){.matrix_type = GGUF_TENSOR_Q8_0});
+    const char *dir = fixture_dir("cli_requant", &(fixture_options){.matrix_type = GGUF_TENSOR_Q8_0});
     char *out = NULL;
     int rc = QUANTIZE(&out, dir, "%s", "in.gguf out.gguf q4_0");
     CHECK(rc == 1 && strstr(out, "requantizing from q8_0 is disabled") &&
@@ -159,7 +159,7 @@ TEST(test_cli_allow_requantize_converts_quantized_input_with_a_warning)
 
 TEST(test_cli_refuses_output_that_is_the_input)
 {
-    char *dir = fixture_dir("cli_same", &(fixture_options){0});
+    const char *dir = fixture_dir("cli_same", &(fixture_options){0});
     char *out = NULL;
     CHECK(QUANTIZE(&out, dir, "%s", "in.gguf in.gguf q8_0") == 1);
     CHECK(strstr(out, "same file"));
@@ -175,7 +175,7 @@ TEST(test_cli_refuses_output_that_is_the_input)
 
 TEST(test_cli_refuses_bad_types_and_options_with_usage_status)
 {
-    char *dir = fixture_dir("cli_usage", &(fixture_options){0});
+    const char *dir = fixture_dir("cli_usage", &(fixture_options){0});
     char *out = NULL;
     CHECK(QUANTIZE(&out, dir, "%s", "in.gguf out.gguf q4_7") == 2);
     CHECK(strstr(out, "unknown or unsupported type 'q4_7'") && strstr(out, "q8_0"));
@@ -200,7 +200,7 @@ TEST(test_cli_refuses_nan_input_and_keeps_no_output)
 {
     fixture_options nan = {.poison_tensor = "blk.0.attn_k.weight", .poison_row = 5,
                            .poison = 0.0f / 0.0f};
-    char *dir = fixture_dir("cli_nan", &nan);
+    const char *dir = fixture_dir("cli_nan", &nan);
     char *out = NULL;
     CHECK(QUANTIZE(&out, dir, "%s", "in.gguf out.gguf q8_0") == 1);
     CHECK_MSG(strstr(out, "tensor 'blk.0.attn_k.weight' row 5 column 3 holds NaN"), "%s", out);
@@ -210,7 +210,7 @@ TEST(test_cli_refuses_nan_input_and_keeps_no_output)
 
 TEST(test_cli_refuses_unreadable_input_and_unwritable_output)
 {
-    char *dir = fixture_dir("cli_io", &(fixture_options){0});
+    const char *dir = fixture_dir("cli_io", &(fixture_options){0});
     char *out = NULL;
     CHECK(QUANTIZE(&out, dir, "%s", "missing.gguf out.gguf q8_0") == 1);
     CHECK(strstr(out, "missing.gguf"));

@@ -83,7 +83,7 @@ TEST(test_quantize_kill_9_leaves_no_output_only_the_temp_file)
 {
     if (!test_model_path())
         SKIP("models/SmolLM2-135M-Instruct.Q4_1.gguf missing (make models)");
-    char *dir = support_make_dir("kill9");
+    const char *dir = support_make_dir("kill9");
     char temp[1024];
     int status = interrupt_run(dir, SIGKILL, temp, sizeof temp);
     CHECK_MSG(status != -1, "gguf-quantize finished before it could be interrupted");
@@ -102,7 +102,7 @@ TEST(test_quantize_sigint_and_sigterm_remove_the_temp_file)
         SKIP("models/SmolLM2-135M-Instruct.Q4_1.gguf missing (make models)");
     static const int signals[] = {SIGINT, SIGTERM};
     for (size_t i = 0; i < 2; i++) {
-        char *dir = support_make_dir(signals[i] == SIGINT ? "sigint" : "sigterm");
+        const char *dir = support_make_dir(signals[i] == SIGINT ? "sigint" : "sigterm");
         char temp[1024];
         int status = interrupt_run(dir, signals[i], temp, sizeof temp);
         CHECK_MSG(status != -1, "gguf-quantize finished before it could be interrupted");
