@@ -184,3 +184,45 @@ TEST(test_vocab_llama_spm_adds_bos_and_parses_control_tokens_on_request)
     CHECK(inf_vocab_token_type(v, 1) == INF_TOKEN_CONTROL && inf_vocab_token_type(v, 13) == INF_TOKEN_BYTE);
     free_vectors(&vec);
 }
+
+/* Deterministic pseudo-random bytes (xorshift) without 0xE2 (no U+2581 in the input) and without
+ * spaces: SPM writes a space as U+2581, and an invalid lead byte before it swallows those 3 bytes
+ * into one malformed character that falls back to byte tokens (llama.cpp does the same), so such
+ * text does not come back unchanged. */
+static void random_bytes(char *buf, size_t n, uint32_t seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        unsigned char b = (unsigned char)(seed & 0xFF);
+        buf[i] = (char)(b == 0xE2 || b == ' ' ? b + 1 : b);
+    }
+}
+
+TEST(test_vocab_random_bytes_tokenize_and_spm_gives_them_back)
+{
+    vectors spm, gpt2;
+    if (!load_vectors("ggml-vocab-llama-spm", &spm) || !load_vectors("ggml-vocab-gpt-2", &gpt2)) {
+        return;
+    }
+    char text[4096], back[4096 + 64];
+    for (uint32_t seed = 1; seed <= 20; seed++) {
+        size_t len = 64 + seed * 200;
+        random_bytes(text, len, seed * 2654435761u);
+        inf_token *ids = NULL;
+        size_t n = 0;
+        unsigned flags = INF_TOKENIZE_PARSE_SPECIAL | INF_TOKENIZE_ADD_SPECIAL;
+        CHECK(inf_vocab_tokenize(gpt2.vocab, text, len, flags, &ids, &n) == 0 && n > 0);
+        CHECK(inf_vocab_detokenize(gpt2.vocab, ids, n, 0, back, sizeof back) > 0);
+        free(ids);
+        /* SPM keeps raw bytes (byte fallback), so they come back exactly. */
+        CHECK(inf_vocab_tokenize(spm.vocab, text, len, 0, &ids, &n) == 0 && n > 0);
+        int64_t got = inf_vocab_detokenize(spm.vocab, ids, n, INF_DETOKENIZE_STRIP_SPACE_PREFIX, back, sizeof back);
+        CHECK_MSG(got == (int64_t)len && memcmp(back, text, len) == 0, "seed %u: %lld of %zu bytes back",
+                  (unsigned)seed, (long long)got, len);
+        free(ids);
+    }
+    free_vectors(&spm);
+    free_vectors(&gpt2);
+}

@@ -156,3 +156,28 @@ TEST(test_vocab_spm_falls_back_to_byte_tokens_and_merges_by_score)
     free(ids);
     inf_vocab_free(v);
 }
+
+TEST(test_vocab_llama3_family_takes_whole_word_tokens_and_adds_bos_by_default)
+{
+    static const char *const tokens[] = {"a", "b", "c", "ab", "abc", "<|begin_of_text|>"};
+    static const char *const merges[] = {"a b"};
+    int32_t types[] = {1, 1, 1, 1, 1, 3};
+    char err[512];
+    size_t n;
+    for (int llama3 = 0; llama3 < 2; llama3++) {
+        gguf_writer *w = vt_writer("gpt2", tokens, 6, merges, 1, NULL);
+        gguf_writer_set_string(w, "tokenizer.ggml.pre", llama3 ? "llama-bpe" : "gpt-2");
+        gguf_writer_set_array(w, "tokenizer.ggml.token_type", GGUF_VALUE_INT32, 6, types);
+        gguf_writer_set_u32(w, "tokenizer.ggml.bos_token_id", 5);
+        inf_vocab *v = vt_finish(w, llama3 ? "llama3.gguf" : "gpt2_small.gguf", err, sizeof err);
+        CHECK_MSG(v, "%s", err);
+        /* Merging alone gives ab + c; Llama 3 takes a word that is a token whole. */
+        inf_token *ids = vt_tokenize(v, "abc", INF_TOKENIZE_ADD_SPECIAL, &n);
+        const char *want = llama3 ? "5 4" : "3 2";
+        CHECK_MSG(strcmp(vt_ids_string(ids, n), want) == 0, "pre %d: got %s, want %s", llama3,
+                  vt_ids_string(ids, n), want);
+        CHECK(inf_vocab_adds_bos(v) == (llama3 == 1));
+        free(ids);
+        inf_vocab_free(v);
+    }
+}
