@@ -112,7 +112,7 @@ FUZZ_SECONDS ?= 60
 FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(GGUF_SRC)
 	@mkdir -p $(dir $@)
-	clang -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Ilibgguf/include $^ -o $@
+	clang -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Ilibgguf/include $^ -o $@ -lxxhash -lm
 fuzz: $(FUZZERS)
 	sh tests/fuzz/run.sh $(BUILD)/fuzz $(FUZZ_SECONDS)
 
