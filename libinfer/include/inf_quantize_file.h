@@ -1,6 +1,6 @@
 /* inf_quantize_file.h - convert a whole GGUF model file to another tensor type, the way
  * llama.cpp's llama-quantize does for the simple types (q8_0, q4_0, q4_1, q5_0, q5_1, f16, bf16,
- * f32), streaming one tensor at a time from the mapped input to the output.
+ * f32), streaming the tensors in file order from the mapped input to the output.
  *
  * Two steps: inf_quantize_plan_build() decides which tensor gets which type (no data is touched,
  * so it also serves --dry-run), then inf_quantize_run() converts and writes the file through a
@@ -177,9 +177,9 @@ void inf_quantize_plan_free(inf_quantize_plan *plan);
 inf_quantize_status inf_quantize_check_paths(const char *input_path, const char *output_path,
                                              inf_quantize_error *err);
 
-/* Progress after each chunk of work. */
+/* Progress after each batch of rows (about 8 MiB of F32 values, from one or more tensors). */
 typedef struct inf_quantize_progress {
-    int64_t tensor_index;  /* tensor being processed, 0-based */
+    int64_t tensor_index;  /* last tensor of the batch, 0-based */
     int64_t n_tensors;
     const char *tensor_name;
     uint64_t bytes_done;   /* input data bytes processed so far */
@@ -191,7 +191,7 @@ typedef struct inf_quantize_callbacks {
     /* Called once, right after the temporary output file was created, with its path (valid until
      * inf_quantize_run() returns). A tool copies it for a signal handler that unlinks it. */
     void (*on_temp_file)(const char *temp_path, void *user);
-    /* Called after each chunk of rows and after each tensor. */
+    /* Called after each batch of rows has been written. */
     void (*on_progress)(const inf_quantize_progress *progress, void *user);
     void *user;
 } inf_quantize_callbacks;
@@ -205,9 +205,11 @@ typedef struct inf_quantize_tensor_stats {
 } inf_quantize_tensor_stats;
 
 /* Convert and write the file planned by `plan` to `output_path`; a plan runs at most once.
- * Tensors are processed in file order in chunks of rows (OpenMP over rows), so memory use stays
- * a small multiple of a chunk (a few MiB): the input is mapped read-only and pages already
- * processed are released from the process. The input must not have changed since planning. Every input value is checked: NaN/Inf anywhere fails the run.
+ * Tensors are processed in file order in batches of rows (about 8 MiB of F32 values, a batch
+ * may span several small tensors), the rows of a batch shared among OpenMP threads; each row is
+ * checked, converted and read back by one thread. Memory use stays a few batches (the input is
+ * mapped read-only and pages already processed are released from the process), and the output
+ * does not depend on the thread count. The input must not have changed since planning. Every input value is checked: NaN/Inf anywhere fails the run.
  * The output appears at `output_path` only when everything succeeded; on any failure it is not
  * created (an existing file there is left untouched) and the temporary file is removed. A
  * process killed meanwhile leaves only the temporary file (named by the writer, next to

@@ -43,7 +43,7 @@ best_of() {
     echo "$best $rss"
 }
 
-mbps() { awk -v b="$data_bytes" -v s="$1" 'BEGIN { printf "%.1f", s > 0 ? b / 1e6 / s : 0 }'; }
+mbps() { awk -v b="$data_bytes" -v s="$1" 'BEGIN { printf "%.1f", (s > 0 ? b / 1e6 / s : 0) }'; }
 
 echo "input: SmolLM2-135M as F32, $(awk -v b="$data_bytes" 'BEGIN { printf "%.1f", b / 1e6 }') MB of tensor data; best of $REPEAT runs"
 if [ -z "${REF_BIN:-}" ] || [ ! -x "$REF_BIN/llama-quantize" ]; then

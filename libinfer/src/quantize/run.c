@@ -1,6 +1,9 @@
-/* run.c - executes a plan: every tensor goes from the mapped input through the kernels to the
- * streaming writer, a chunk of rows at a time. Each row is checked for NaN/Inf, converted and read
- * back (for the error statistics) by one thread while it is hot in cache. */
+/* run.c - executes a plan: the tensors' rows go from the mapped input through the kernels to the
+ * streaming writer, one batch (batch.h) at a time. Within a batch each thread takes a share of
+ * the rows and, row by row while it is hot in cache, reads it as F32, sums its squares (which
+ * also detects NaN/Inf), converts it and reads the result back for the error statistics. The
+ * per-row sums are then folded in row order, so results do not depend on the thread count. */
+#include "batch.h"
 #include "quantize_internal.h"
 #include "source.h"
 #include "stats.h"
@@ -12,17 +15,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Input rows per chunk are chosen so that a chunk holds about this many bytes of F32 values:
- * large enough to amortise thread start-up, small enough to stay in the caches. */
-enum { CHUNK_F32_BYTES = 4u << 20 };
+/* Batches with fewer values than this run on one thread: a parallel region costs more. */
+enum { PARALLEL_MIN_ELEMENTS = 1 << 16 };
 
-/* Memory reused by every chunk, sized once for the largest chunk of the plan. */
+/* Memory reused by every batch. */
 typedef struct run_buffers {
-    float *rows;          /* a chunk of input rows as F32 (inputs of other types) */
-    uint8_t *out;         /* a chunk of converted rows */
-    float *round_trip;    /* one row per thread: converted values read back */
-    double *sum_squares;  /* per row of the chunk */
-    double *sum_diff;     /* per row of the chunk */
+    uint8_t *out;        /* a batch of converted rows */
+    float *scratch;      /* two rows per thread: the input as F32, the output read back */
+    double *sum_squares; /* per row of the batch */
+    double *sum_diff;    /* per row of the batch */
+    int64_t row_floats;  /* floats per scratch row: the longest row of the plan */
 } run_buffers;
 
 typedef struct run_state {
@@ -31,201 +33,219 @@ typedef struct run_state {
     inf_quantize_error *err;
     gguf_writer *writer;
     quantize_source source;
+    tensor_job *jobs;
     run_buffers buf;
     int n_threads;
     uint64_t bytes_done;
-    uint64_t bytes_total;
 } run_state;
 
-/* What one tensor is being turned into, shared by all its chunks. */
-typedef struct tensor_job {
-    const inf_quantize_plan_tensor *entry;
-    const uint8_t *data;      /* the input tensor in the map */
-    int64_t ncols;
-    int64_t nrows;
-    uint64_t in_row_bytes;
-    uint64_t out_row_bytes;
-    bool readable;            /* the input type converts to F32 (else it is copied unchecked) */
-    bool convert;             /* the type changes */
-    double sum_squares;
-    double sum_diff;
-} tensor_job;
-
-static int64_t chunk_rows(int64_t ncols)
+static inf_quantize_status init_jobs(run_state *run)
 {
-    int64_t rows = (int64_t)(CHUNK_F32_BYTES / sizeof(float)) / ncols;
-    return rows > 0 ? rows : 1;
-}
-
-static uint64_t row_bytes(gguf_tensor_type type, int64_t ncols)
-{
-    uint64_t bytes = 0;
-    gguf_tensor_type_bytes(type, (uint64_t)ncols, &bytes); /* validated when planned */
-    return bytes;
+    inf_quantize_plan *plan = run->plan;
+    run->jobs = calloc((size_t)plan->n_tensors + 1, sizeof *run->jobs);
+    if (!run->jobs)
+        return quantize_fail(run->err, INF_QUANTIZE_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; i < plan->n_tensors; i++) {
+        const inf_quantize_plan_tensor *entry = &plan->tensors[i];
+        const gguf_tensor_info *info = entry->info;
+        tensor_job *job = &run->jobs[i];
+        job->entry = entry;
+        job->ncols = (int64_t)info->ne[0];
+        job->nrows = (int64_t)(gguf_tensor_elements(info) / info->ne[0]);
+        /* Both sizes were validated when planned: whole blocks, no overflow. */
+        gguf_tensor_type_bytes(info->type, info->ne[0], &job->in_row_bytes);
+        gguf_tensor_type_bytes(entry->new_type, info->ne[0], &job->out_row_bytes);
+        job->readable = inf_type_can_dequantize(info->type);
+        job->convert = entry->new_type != info->type;
+        job->data = quantize_source_tensor(&run->source, info);
+        if (!job->data)
+            return quantize_fail(run->err, INF_QUANTIZE_ERR_INPUT,
+                                 "%s: tensor '%s' data lies outside the file",
+                                 gguf_path(plan->input), info->name);
+        if (job->ncols > run->buf.row_floats)
+            run->buf.row_floats = job->ncols;
+    }
+    return INF_QUANTIZE_OK;
 }
 
 static inf_quantize_status alloc_buffers(run_state *run)
 {
-    int64_t max_elements = 1, max_rows = 1, max_ncols = 1;
-    for (int64_t i = 0; i < run->plan->n_tensors; i++) {
-        const gguf_tensor_info *info = run->plan->tensors[i].info;
-        int64_t ncols = (int64_t)info->ne[0];
-        int64_t nrows = (int64_t)(gguf_tensor_elements(info) / info->ne[0]);
-        int64_t rows = chunk_rows(ncols) < nrows ? chunk_rows(ncols) : nrows;
-        if (rows * ncols > max_elements)
-            max_elements = rows * ncols;
-        if (rows > max_rows)
-            max_rows = rows;
-        if (ncols > max_ncols)
-            max_ncols = ncols;
-    }
-    /* No supported type takes more than 4 bytes per element, so F32-sized buffers fit all. */
-    run->buf.rows = malloc((size_t)max_elements * sizeof(float));
-    run->buf.out = malloc((size_t)max_elements * sizeof(float));
-    run->buf.round_trip = malloc((size_t)max_ncols * run->n_threads * sizeof(float));
-    run->buf.sum_squares = malloc((size_t)max_rows * sizeof(double));
-    run->buf.sum_diff = malloc((size_t)max_rows * sizeof(double));
-    if (!run->buf.rows || !run->buf.out || !run->buf.round_trip || !run->buf.sum_squares ||
-        !run->buf.sum_diff)
+    /* A batch holds BATCH_ELEMENTS values or one longer row; no type takes over 4 bytes each. */
+    uint64_t elements = (uint64_t)run->buf.row_floats > BATCH_ELEMENTS
+                            ? (uint64_t)run->buf.row_floats : BATCH_ELEMENTS;
+    run->buf.out = malloc(elements * sizeof(float));
+    run->buf.scratch = malloc((size_t)run->buf.row_floats * 2 * run->n_threads * sizeof(float));
+    run->buf.sum_squares = malloc(BATCH_MAX_ROWS * sizeof(double));
+    run->buf.sum_diff = malloc(BATCH_MAX_ROWS * sizeof(double));
+    if (!run->buf.out || !run->buf.scratch || !run->buf.sum_squares || !run->buf.sum_diff)
         return quantize_fail(run->err, INF_QUANTIZE_ERR_NOMEM, "out of memory");
     return INF_QUANTIZE_OK;
 }
 
 static void free_buffers(run_buffers *buf)
 {
-    free(buf->rows);
     free(buf->out);
-    free(buf->round_trip);
+    free(buf->scratch);
     free(buf->sum_squares);
     free(buf->sum_diff);
 }
 
-/* Convert and measure rows [0, n) of a chunk whose F32 values start at `x`. Returns false when
- * a kernel refused (cannot happen for a validated plan). */
-static bool convert_rows(run_state *run, const tensor_job *job, const float *x, int64_t n)
+/* Row `row` of a job as F32: in place when the input is aligned F32, else converted into
+ * `scratch`. NULL when the type has no F32 form. */
+static const float *row_as_f32(const tensor_job *job, int64_t row, float *scratch)
 {
+    const uint8_t *src = job->data + (uint64_t)row * job->in_row_bytes;
+    gguf_tensor_type type = job->entry->info->type;
+    if (type == GGUF_TENSOR_F32 && (uintptr_t)src % sizeof(float) == 0)
+        return (const float *)src;
+    if (type == GGUF_TENSOR_F32) {
+        memcpy(scratch, src, (size_t)job->ncols * sizeof(float));
+        return scratch;
+    }
+    if (!job->readable || !inf_dequantize_row(type, src, scratch, job->ncols))
+        return NULL;
+    return scratch;
+}
+
+/* Row r of a batch item: sums and conversion. `scratch` holds two rows. */
+static bool process_row(run_state *run, const batch_item *item, int64_t r, float *scratch)
+{
+    const tensor_job *job = item->job;
+    int64_t slot = item->batch_row + r;
+    run->buf.sum_squares[slot] = 0.0;
+    run->buf.sum_diff[slot] = 0.0;
+    const float *x = row_as_f32(job, item->first_row + r, scratch);
+    if (!x)
+        return true; /* copied unchecked: integer types */
+    run->buf.sum_squares[slot] = quantize_sum_squares(x, job->ncols);
+    if (!job->convert)
+        return true;
     gguf_tensor_type new_type = job->entry->new_type;
+    uint8_t *q = run->buf.out + item->out_offset + (uint64_t)r * job->out_row_bytes;
+    if (!inf_quantize_row(new_type, x, q, job->ncols))
+        return false;
+    if (new_type == GGUF_TENSOR_F32)
+        return true; /* an exact copy */
+    float *back = scratch + run->buf.row_floats;
+    if (!inf_dequantize_row(new_type, q, back, job->ncols))
+        return false;
+    run->buf.sum_diff[slot] = quantize_sum_squared_diff(x, back, job->ncols);
+    return true;
+}
+
+/* The rows of `b` whose first value lies in [lo, hi), in batch order. */
+static bool process_share(run_state *run, const batch *b, uint64_t lo, uint64_t hi, float *scratch)
+{
     bool ok = true;
-#pragma omp parallel for num_threads(run->n_threads) schedule(static) reduction(&& : ok)
-    for (int64_t r = 0; r < n; r++) {
-        const float *row = x + r * job->ncols;
-        run->buf.sum_squares[r] = quantize_sum_squares(row, job->ncols);
-        run->buf.sum_diff[r] = 0.0;
-        if (!job->convert)
+    for (int i = 0; ok && i < b->n_items; i++) {
+        const batch_item *item = &b->items[i];
+        uint64_t ncols = (uint64_t)item->job->ncols;
+        uint64_t first = item->batch_element;
+        uint64_t end = first + (uint64_t)item->n_rows * ncols;
+        if (end <= lo || first >= hi)
             continue;
-        uint8_t *q = run->buf.out + (uint64_t)r * job->out_row_bytes;
-        ok = ok && inf_quantize_row(new_type, row, q, job->ncols);
-        if (new_type == GGUF_TENSOR_F32)
-            continue; /* an exact copy */
-        float *back = run->buf.round_trip + (int64_t)omp_get_thread_num() * job->ncols;
-        ok = ok && inf_dequantize_row(new_type, q, back, job->ncols);
-        run->buf.sum_diff[r] = quantize_sum_squared_diff(row, back, job->ncols);
+        int64_t r0 = lo > first ? (int64_t)((lo - first + ncols - 1) / ncols) : 0;
+        int64_t r1 = hi < end ? (int64_t)((hi - first + ncols - 1) / ncols) : item->n_rows;
+        for (int64_t r = r0; ok && r < r1; r++)
+            ok = process_row(run, item, r, scratch);
     }
     return ok;
 }
 
-/* Fold a chunk's per-row sums into the tensor's, failing on the first non-finite row. */
-static inf_quantize_status check_rows(run_state *run, tensor_job *job, const float *x,
-                                      int64_t first_row, int64_t n)
+/* Every row of a batch, split among the threads by value count. */
+static bool process_batch(run_state *run, const batch *b)
 {
-    const char *name = job->entry->info->name;
-    for (int64_t r = 0; r < n; r++) {
-        if (!isfinite(run->buf.sum_squares[r])) {
-            int64_t col = quantize_first_nonfinite(x + r * job->ncols, job->ncols);
+    bool ok = true;
+#pragma omp parallel num_threads(run->n_threads) if (b->n_elements >= PARALLEL_MIN_ELEMENTS) \
+    reduction(&& : ok)
+    {
+        uint64_t t = (uint64_t)omp_get_thread_num(), nt = (uint64_t)omp_get_num_threads();
+        float *scratch = run->buf.scratch + t * 2 * (uint64_t)run->buf.row_floats;
+        ok = process_share(run, b, b->n_elements * t / nt, b->n_elements * (t + 1) / nt, scratch);
+    }
+    return ok;
+}
+
+/* Fold an item's per-row sums into its tensor, failing on the first non-finite row. */
+static inf_quantize_status check_item(run_state *run, const batch_item *item)
+{
+    tensor_job *job = item->job;
+    const char *path = gguf_path(run->plan->input), *name = job->entry->info->name;
+    for (int64_t r = 0; r < item->n_rows; r++) {
+        int64_t slot = item->batch_row + r, row = item->first_row + r;
+        if (!isfinite(run->buf.sum_squares[slot])) {
+            const float *x = row_as_f32(job, row, run->buf.scratch);
+            int64_t col = quantize_first_nonfinite(x, job->ncols);
             return quantize_fail(run->err, INF_QUANTIZE_ERR_NONFINITE,
-                                 "%s: tensor '%s' row %lld column %lld holds %s",
-                                 gguf_path(run->plan->input), name, (long long)(first_row + r),
-                                 (long long)col,
-                                 col >= 0 && isnan(x[r * job->ncols + col]) ? "NaN"
-                                                                            : "Inf (or overflows)");
+                                 "%s: tensor '%s' row %lld column %lld holds %s", path, name,
+                                 (long long)row, (long long)col,
+                                 col >= 0 && isnan(x[col]) ? "NaN" : "Inf (or overflows)");
         }
-        if (!isfinite(run->buf.sum_diff[r]))
+        if (!isfinite(run->buf.sum_diff[slot]))
             return quantize_fail(run->err, INF_QUANTIZE_ERR_NONFINITE,
-                                 "%s: tensor '%s' row %lld: values out of the range of %s",
-                                 gguf_path(run->plan->input), name, (long long)(first_row + r),
-                                 quantize_type_name(job->entry->new_type));
-        job->sum_squares += run->buf.sum_squares[r];
-        job->sum_diff += run->buf.sum_diff[r];
+                                 "%s: tensor '%s' row %lld: values out of the range of %s", path,
+                                 name, (long long)row, quantize_type_name(job->entry->new_type));
+        job->sum_squares += run->buf.sum_squares[slot];
+        job->sum_diff += run->buf.sum_diff[slot];
     }
     return INF_QUANTIZE_OK;
 }
 
-static void report_progress(run_state *run, int64_t index, const char *name)
+static inf_quantize_status write_item(run_state *run, const batch_item *item)
 {
-    if (!run->callbacks || !run->callbacks->on_progress)
-        return;
-    inf_quantize_progress progress = {index, run->plan->n_tensors, name, run->bytes_done,
-                                      run->bytes_total};
-    run->callbacks->on_progress(&progress, run->callbacks->user);
-}
-
-static inf_quantize_status write_bytes(run_state *run, const void *data, uint64_t size)
-{
+    const tensor_job *job = item->job;
+    const uint8_t *src = job->data + (uint64_t)item->first_row * job->in_row_bytes;
+    const uint8_t *src_end = src + (uint64_t)item->n_rows * job->in_row_bytes;
+    const void *data = job->convert ? run->buf.out + item->out_offset : src;
+    uint64_t size = (uint64_t)item->n_rows * (job->convert ? job->out_row_bytes : job->in_row_bytes);
     gguf_error gerr;
     if (gguf_writer_write_data(run->writer, data, (size_t)size, &gerr) != GGUF_OK)
         return quantize_fail(run->err, INF_QUANTIZE_ERR_OUTPUT, "%s", gerr.message);
+    quantize_source_release(&run->source, src_end);
+    run->bytes_done += (uint64_t)(src_end - src);
     return INF_QUANTIZE_OK;
 }
 
-/* Rows [first, first + n) of a tensor: to F32, checked, converted, written. */
-static inf_quantize_status run_chunk(run_state *run, tensor_job *job, int64_t first, int64_t n)
+static void report_progress(run_state *run, const tensor_job *job)
 {
-    const uint8_t *src = job->data + (uint64_t)first * job->in_row_bytes;
-    gguf_tensor_type in_type = job->entry->info->type;
-    if (job->readable) {
-        const float *x = (const float *)src;
-        if (in_type != GGUF_TENSOR_F32) {
-            if (!inf_dequantize_rows(in_type, src, run->buf.rows, n, job->ncols, run->n_threads))
-                return quantize_fail(run->err, INF_QUANTIZE_ERR_UNSUPPORTED,
-                                     "tensor '%s': cannot read type %s", job->entry->info->name,
-                                     quantize_type_name(in_type));
-            x = run->buf.rows;
+    if (!run->callbacks || !run->callbacks->on_progress)
+        return;
+    inf_quantize_progress progress = {job->entry - run->plan->tensors, run->plan->n_tensors,
+                                      job->entry->info->name, run->bytes_done,
+                                      run->plan->data_size_before};
+    run->callbacks->on_progress(&progress, run->callbacks->user);
+}
+
+static inf_quantize_status run_batches(run_state *run, inf_quantize_tensor_stats *stats)
+{
+    batch_cursor cursor = {run->jobs, run->plan->n_tensors, 0};
+    batch *b = malloc(sizeof *b);
+    if (!b)
+        return quantize_fail(run->err, INF_QUANTIZE_ERR_NOMEM, "out of memory");
+    inf_quantize_status status = INF_QUANTIZE_OK;
+    while (status == INF_QUANTIZE_OK && batch_next(&cursor, b)) {
+        if (!process_batch(run, b)) {
+            status = quantize_fail(run->err, INF_QUANTIZE_ERR_UNSUPPORTED,
+                                   "a conversion kernel refused its arguments");
+            break;
         }
-        if (!convert_rows(run, job, x, n))
-            return quantize_fail(run->err, INF_QUANTIZE_ERR_UNSUPPORTED,
-                                 "tensor '%s': cannot write type %s", job->entry->info->name,
-                                 quantize_type_name(job->entry->new_type));
-        inf_quantize_status status = check_rows(run, job, x, first, n);
-        if (status != INF_QUANTIZE_OK)
-            return status;
+        for (int i = 0; status == INF_QUANTIZE_OK && i < b->n_items; i++) {
+            const batch_item *item = &b->items[i];
+            status = check_item(run, item);
+            if (status == INF_QUANTIZE_OK)
+                status = write_item(run, item);
+            if (status == INF_QUANTIZE_OK && stats && batch_item_ends_tensor(item)) {
+                inf_quantize_tensor_stats *s = &stats[item->job->entry - run->plan->tensors];
+                s->converted = item->job->convert;
+                quantize_stats_finish(s, item->job->sum_squares, item->job->sum_diff,
+                                      gguf_tensor_elements(item->job->entry->info));
+            }
+        }
+        if (status == INF_QUANTIZE_OK)
+            report_progress(run, b->items[b->n_items - 1].job);
     }
-    inf_quantize_status status =
-        job->convert ? write_bytes(run, run->buf.out, (uint64_t)n * job->out_row_bytes)
-                     : write_bytes(run, src, (uint64_t)n * job->in_row_bytes);
-    quantize_source_release(&run->source, src + (uint64_t)n * job->in_row_bytes);
-    run->bytes_done += (uint64_t)n * job->in_row_bytes;
+    free(b);
     return status;
-}
-
-static inf_quantize_status run_tensor(run_state *run, int64_t index,
-                                      inf_quantize_tensor_stats *stats)
-{
-    const inf_quantize_plan_tensor *entry = &run->plan->tensors[index];
-    const gguf_tensor_info *info = entry->info;
-    tensor_job job = {.entry = entry, .ncols = (int64_t)info->ne[0]};
-    job.nrows = (int64_t)(gguf_tensor_elements(info) / info->ne[0]);
-    job.in_row_bytes = row_bytes(info->type, job.ncols);
-    job.out_row_bytes = row_bytes(entry->new_type, job.ncols);
-    job.readable = inf_type_can_dequantize(info->type);
-    job.convert = entry->new_type != info->type;
-    job.data = quantize_source_tensor(&run->source, info);
-    if (!job.data)
-        return quantize_fail(run->err, INF_QUANTIZE_ERR_INPUT,
-                             "%s: tensor '%s' data lies outside the file",
-                             gguf_path(run->plan->input), info->name);
-    int64_t step = chunk_rows(job.ncols);
-    for (int64_t first = 0; first < job.nrows; first += step) {
-        int64_t n = job.nrows - first < step ? job.nrows - first : step;
-        inf_quantize_status status = run_chunk(run, &job, first, n);
-        if (status != INF_QUANTIZE_OK)
-            return status;
-        report_progress(run, index, info->name);
-    }
-    if (stats) {
-        stats->converted = job.convert;
-        quantize_stats_finish(stats, job.sum_squares, job.sum_diff, gguf_tensor_elements(info));
-    }
-    return INF_QUANTIZE_OK;
 }
 
 static inf_quantize_status begin_output(run_state *run, const char *output_path)
@@ -243,11 +263,13 @@ static inf_quantize_status run_all(run_state *run, const char *output_path,
 {
     inf_quantize_status status = quantize_source_open(&run->source, run->plan->input, run->err);
     if (status == INF_QUANTIZE_OK)
+        status = init_jobs(run);
+    if (status == INF_QUANTIZE_OK)
         status = alloc_buffers(run);
     if (status == INF_QUANTIZE_OK)
         status = begin_output(run, output_path);
-    for (int64_t i = 0; status == INF_QUANTIZE_OK && i < run->plan->n_tensors; i++)
-        status = run_tensor(run, i, stats ? &stats[i] : NULL);
+    if (status == INF_QUANTIZE_OK)
+        status = run_batches(run, stats);
     if (status == INF_QUANTIZE_OK) {
         gguf_error gerr;
         if (gguf_writer_finish(run->writer, &gerr) != GGUF_OK)
@@ -267,7 +289,7 @@ inf_quantize_status inf_quantize_run(inf_quantize_plan *plan, const char *output
         return status;
     run_state run = {.plan = plan, .callbacks = callbacks, .err = err, .writer = plan->writer};
     run.n_threads = plan->options.n_threads > 0 ? plan->options.n_threads : omp_get_max_threads();
-    run.bytes_total = plan->data_size_before;
+    run.buf.row_floats = 1;
     if (stats)
         memset(stats, 0, (size_t)plan->n_tensors * sizeof *stats);
     status = run_all(&run, output_path, stats);
@@ -275,6 +297,7 @@ inf_quantize_status inf_quantize_run(inf_quantize_plan *plan, const char *output
     gguf_writer_free(plan->writer);
     plan->writer = NULL;
     free_buffers(&run.buf);
+    free(run.jobs);
     quantize_source_close(&run.source);
     return status;
 }
