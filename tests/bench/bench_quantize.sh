@@ -45,7 +45,7 @@ best_of() {
 
 mbps() { awk -v b="$data_bytes" -v s="$1" 'BEGIN { printf "%.1f", (s > 0 ? b / 1e6 / s : 0) }'; }
 
-echo "input: SmolLM2-135M as F32, $(awk -v b="$data_bytes" 'BEGIN { printf "%.1f", b / 1e6 }') MB of tensor data; best of $REPEAT runs"
+echo "input: SmolLM2-135M as F32, $(awk -v b="$data_bytes" 'BEGIN { printf "%.1f", b / 1e6 }') MB of tensor data; best of $REPEAT runs; load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 if [ -z "${REF_BIN:-}" ] || [ ! -x "$REF_BIN/llama-quantize" ]; then
     echo "llama.cpp comparison skipped: REF_BIN is unset or has no llama-quantize"
     REF_QUANTIZE=""
