@@ -232,3 +232,26 @@ TEST(test_cli_refuses_unreadable_input_and_unwritable_output)
     CHECK(support_dir_entries(dir) == 2 + (geteuid() != 0));
     free(out);
 }
+
+TEST(test_cli_progress_bar_only_on_a_terminal_and_not_quiet)
+{
+    const char *dir = fixture_dir("cli_progress", &(fixture_options){0});
+    char *out = NULL;
+    CHECK(QUANTIZE(&out, dir, "%s", "in.gguf piped.gguf q8_0") == 0);
+    CHECK(!strstr(out, "ETA"));
+    free(out);
+    if (access("/usr/bin/script", X_OK) != 0)
+        SKIP("no /usr/bin/script to give the tool a terminal");
+    /* script(1) runs the tool on a pseudo-terminal; stdout (the table) is dropped. */
+    int rc = test_run(&out, "cd %s && script -qec '%s/" TEST_BIN_DIR "/gguf-quantize in.gguf "
+                            "tty.gguf q8_0 >/dev/null' /dev/null",
+                      dir, cwd());
+    CHECK_MSG(rc == 0 && strstr(out, "10/10 tensors") && strstr(out, "MB/s") && strstr(out, "ETA"),
+              "%s", out);
+    free(out);
+    rc = test_run(&out, "cd %s && script -qec '%s/" TEST_BIN_DIR "/gguf-quantize -q in.gguf "
+                        "quiet.gguf q8_0 >/dev/null' /dev/null",
+                  dir, cwd());
+    CHECK_MSG(rc == 0 && !strstr(out, "ETA"), "%s", out);
+    free(out);
+}
