@@ -245,3 +245,21 @@ TEST(test_run_reads_unaligned_f32_data)
     gguf_close(a);
     gguf_close(b);
 }
+
+TEST(test_run_accepts_huge_finite_values_a_type_can_hold)
+{
+    /* 1e30 squared overflows a float but not the statistics; bf16 holds it, q8_0's fp16 scale
+     * does not. */
+    const char *dir = support_make_dir("run_huge");
+    char *in = path_in(dir, "in.gguf"), *out = path_in(dir, "out.gguf");
+    fixture_options f = {.poison_tensor = "blk.0.ffn_down.weight", .poison_row = 9, .poison = 1e30f};
+    CHECK(fixture_write(in, &f));
+    inf_quantize_tensor_stats stats[16];
+    inf_quantize_error err;
+    CHECK_MSG(quantize(in, out, GGUF_TENSOR_BF16, 2, stats, &err) == INF_QUANTIZE_OK, "%s",
+              err.message);
+    CHECK(isfinite(stats[5].rms) && stats[5].rms > 1e26 && isfinite(stats[5].rel_rmse));
+    unlink(out);
+    CHECK(quantize(in, out, GGUF_TENSOR_Q8_0, 2, NULL, &err) == INF_QUANTIZE_ERR_NONFINITE);
+    CHECK_MSG(strstr(err.message, "row 9: values out of the range of q8_0"), "%s", err.message);
+}

@@ -49,7 +49,8 @@ int main(int argc, char **argv)
     tool_signals_install();
     inf_quantize_error err;
     inf_quantize_plan *plan = NULL;
-    if (args.output && inf_quantize_check_paths(args.input, args.output, &err) != INF_QUANTIZE_OK)
+    if (args.output && !args.dry_run &&
+        inf_quantize_check_paths(args.input, args.output, &err) != INF_QUANTIZE_OK)
         rc = fail(&err);
     else if (inf_quantize_plan_build(args.input, &args.options, &plan, &err) != INF_QUANTIZE_OK)
         rc = fail(&err);

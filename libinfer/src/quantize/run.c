@@ -179,7 +179,7 @@ static inf_quantize_status check_item(run_state *run, const batch_item *item)
             return quantize_fail(run->err, INF_QUANTIZE_ERR_NONFINITE,
                                  "%s: tensor '%s' row %lld column %lld holds %s", path, name,
                                  (long long)row, (long long)col,
-                                 col >= 0 && isnan(x[col]) ? "NaN" : "Inf (or overflows)");
+                                 col >= 0 && isnan(x[col]) ? "NaN" : "Inf");
         }
         if (!isfinite(run->buf.sum_diff[slot]))
             return quantize_fail(run->err, INF_QUANTIZE_ERR_NONFINITE,

@@ -9,6 +9,25 @@
  * without reordering a single chain; each block's total is added in double. */
 enum { LANES = 16, BLOCK = 256 };
 
+/* The exact-range versions: every term in double, for rows whose float lanes overflowed. */
+static double sum_squares_double(const float *x, int64_t n)
+{
+    double total = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        total += (double)x[i] * x[i];
+    return total;
+}
+
+static double sum_squared_diff_double(const float *x, const float *y, int64_t n)
+{
+    double total = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = (double)x[i] - y[i];
+        total += d * d;
+    }
+    return total;
+}
+
 double quantize_sum_squares(const float *x, int64_t n)
 {
     double total = 0.0;
@@ -21,9 +40,9 @@ double quantize_sum_squares(const float *x, int64_t n)
         for (int l = 0; l < LANES; l++)
             total += lane[l];
     }
-    for (; i < n; i++)
-        total += (double)x[i] * x[i];
-    return total;
+    total += sum_squares_double(x + i, n - i);
+    /* Finite values above ~1e19 overflow a float square: only NaN/Inf may make the sum so. */
+    return isfinite(total) ? total : sum_squares_double(x, n);
 }
 
 double quantize_sum_squared_diff(const float *x, const float *y, int64_t n)
@@ -40,11 +59,8 @@ double quantize_sum_squared_diff(const float *x, const float *y, int64_t n)
         for (int l = 0; l < LANES; l++)
             total += lane[l];
     }
-    for (; i < n; i++) {
-        double d = (double)x[i] - y[i];
-        total += d * d;
-    }
-    return total;
+    total += sum_squared_diff_double(x + i, y + i, n - i);
+    return isfinite(total) ? total : sum_squared_diff_double(x, y, n);
 }
 
 int64_t quantize_first_nonfinite(const float *x, int64_t n)
