@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static int fail(const inf_quantize_error *err)
 {
@@ -36,8 +37,22 @@ static int run_plan(inf_quantize_plan *plan, const tool_args *args)
     return rc;
 }
 
+/* libgomp reads OMP_WAIT_POLICY once, when it loads, before main(). Its default lets idle threads
+ * spin for milliseconds; between our parallel regions (one per batch) the main thread writes the
+ * output, and on a busy machine the spinning threads take its CPU: 2 threads ran 2-3x slower than
+ * 1. Passive waiting costs a few microseconds per batch. So, unless the user chose a policy, run
+ * again with it set; if that fails, carry on as we are. */
+static void use_passive_openmp_waits(char **argv)
+{
+    if (getenv("OMP_WAIT_POLICY"))
+        return;
+    if (setenv("OMP_WAIT_POLICY", "passive", 1) == 0)
+        execv("/proc/self/exe", argv);
+}
+
 int main(int argc, char **argv)
 {
+    use_passive_openmp_waits(argv);
     tool_args args;
     bool exit_now = false;
     int rc = tool_args_parse(&args, argc, argv, &exit_now);

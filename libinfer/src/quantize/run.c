@@ -1,6 +1,6 @@
 /* run.c - executes a plan: the tensors' rows go from the mapped input through the kernels to the
- * streaming writer, one batch (batch.h) at a time. Within a batch each thread takes a share of
- * the rows and, row by row while it is hot in cache, reads it as F32, sums its squares (which
+ * streaming writer, one batch (batch.h) at a time. Within a batch threads take units of rows and,
+ * row by row while it is hot in cache, reads it as F32, sums its squares (which
  * also detects NaN/Inf), converts it and reads the result back for the error statistics. The
  * per-row sums are then folded in row order, so results do not depend on the thread count. */
 #include "batch.h"
@@ -15,8 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Batches with fewer values than this run on one thread: a parallel region costs more. */
-enum { PARALLEL_MIN_ELEMENTS = 1 << 16 };
+/* Batches with fewer values than PARALLEL_MIN_ELEMENTS run on one thread: a parallel region
+ * costs more. Threads take rows in units of UNIT_ELEMENTS values (a unit holds the rows that
+ * start inside it). */
+enum { PARALLEL_MIN_ELEMENTS = 1 << 16, UNIT_ELEMENTS = 1 << 15 };
 
 /* Memory reused by every batch. */
 typedef struct run_buffers {
@@ -152,16 +154,22 @@ static bool process_share(run_state *run, const batch *b, uint64_t lo, uint64_t 
     return ok;
 }
 
-/* Every row of a batch, split among the threads by value count. */
+/* Every row of a batch. Threads take units of about UNIT_ELEMENTS values as they come free, so a
+ * thread the system delays (other processes, a page fault) holds up little work. */
 static bool process_batch(run_state *run, const batch *b)
 {
+    int64_t n_units = (int64_t)((b->n_elements + UNIT_ELEMENTS - 1) / UNIT_ELEMENTS);
     bool ok = true;
 #pragma omp parallel num_threads(run->n_threads) if (b->n_elements >= PARALLEL_MIN_ELEMENTS) \
     reduction(&& : ok)
     {
-        uint64_t t = (uint64_t)omp_get_thread_num(), nt = (uint64_t)omp_get_num_threads();
+        uint64_t t = (uint64_t)omp_get_thread_num();
         float *scratch = run->buf.scratch + t * 2 * (uint64_t)run->buf.row_floats;
-        ok = process_share(run, b, b->n_elements * t / nt, b->n_elements * (t + 1) / nt, scratch);
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t u = 0; u < n_units; u++) {
+            uint64_t lo = (uint64_t)u * UNIT_ELEMENTS, hi = lo + UNIT_ELEMENTS;
+            ok = ok && process_share(run, b, lo, hi < b->n_elements ? hi : b->n_elements, scratch);
+        }
     }
     return ok;
 }
