@@ -111,11 +111,41 @@ TEST(test_mul_mat_avx512_matches_reference_for_every_weight_type)
 
 TEST(test_mul_mat_large_batch_matches_reference)
 {
-    /* Shapes past the tile sizes in every direction, as a 512-token batch sees them. */
+    /* Shapes past the tile sizes in every direction, and a reduction long enough to be cut into
+     * several chunks whose partial sums add up in the result. */
     test_rng rng = {99};
     for (size_t t = 0; t < sizeof weight_types / sizeof weight_types[0]; t++) {
-        case_shape c = {.K = 256, .M = 100, .N = 77, .w_heads = 1, .x_heads = 1};
+        case_shape c = {.K = 1600, .M = 100, .N = 77, .w_heads = 1, .x_heads = 1};
         double err = run_case(weight_types[t], &c, &rng, 2);
         CHECK_MSG(err <= 1, "%s: error %g", gguf_tensor_type_info_get(weight_types[t])->name, err);
+    }
+}
+
+TEST(test_mul_mat_output_larger_than_the_caches_is_complete)
+{
+    /* 8208 x 1030 floats (32 MiB) are written around the caches; check a sample of elements
+     * of every weight type against direct dot products. */
+    test_rng rng = {7};
+    const int64_t K = 64, M = 8208, N = 1030; /* rows 64-byte aligned, a 16-row tail panel */
+    for (size_t t = 0; t < sizeof weight_types / sizeof weight_types[0]; t++) {
+        inf_context *ctx = data_context(64);
+        inf_tensor *w = inf_tensor_new_2d(ctx, weight_types[t], K, M);
+        inf_tensor *x = inf_tensor_new_2d(ctx, GGUF_TENSOR_F32, K, N);
+        tensor_fill_quantized(w, &rng, -1, 1);
+        tensor_fill(x, &rng, -1, 1);
+        inf_tensor *out = inf_mul_mat(ctx, w, x);
+        CHECK(compute_graph(ctx, out, 2) == INF_OK);
+        for (int s = 0; s < 300; s++) {
+            const int64_t m = s == 0 ? M - 1 : rng_int(&rng, 0, M - 1);
+            const int64_t n = s == 0 ? N - 1 : rng_int(&rng, 0, N - 1);
+            inf_tensor *wrow = inf_view_2d(ctx, w, K, 1, w->nb[1], (size_t)m * w->nb[1]);
+            inf_tensor *xrow = inf_view_2d(ctx, x, K, 1, x->nb[1], (size_t)n * x->nb[1]);
+            float want;
+            ref_mul_mat(wrow, xrow, &want);
+            float got = tensor_get(out, m, n, 0, 0);
+            CHECK_MSG(fabsf(got - want) <= 1e-3f * 8 + 1e-4f * fabsf(want), "%s [%lld, %lld]: %g vs %g",
+                      gguf_tensor_type_info_get(weight_types[t])->name, (long long)n, (long long)m, got, want);
+        }
+        inf_context_free(ctx);
     }
 }

@@ -34,6 +34,14 @@
 
 #define MM_BLOCK 32
 
+/* How a kernel writes its tile into dst. */
+typedef enum mm_store {
+    MM_STORE,  /* overwrite */
+    MM_ADD,    /* add to what is there (later chunks of the reduction) */
+    MM_STREAM, /* overwrite bypassing the caches where the level can (outputs far larger than the
+                  caches, e.g. logits); the driver fences after the product */
+} mm_store;
+
 /* Bytes of one packed quantized activation block of a group of g rows. */
 static inline size_t mm_act_block_bytes(int g)
 {
@@ -45,12 +53,12 @@ static inline size_t mm_act_block_bytes(int g)
 typedef void (*mm_pack_q_fn)(gguf_tensor_type type, const char *w, size_t row_stride, int rows,
                              int64_t n_blocks, int p, uint8_t *qs, float *d, float *m);
 
-/* Product of a packed quantized panel and one packed activation group: stores (or, with
- * `accumulate`, adds to) dst[j][i] for rows j < nr of the group and panel rows i < m_valid; dst
- * rows are dst_stride bytes apart. */
+/* Product of a packed quantized panel and one packed activation group: writes dst[j][i] as
+ * `store` says for rows j < nr of the group and panel rows i < m_valid; dst rows are dst_stride
+ * bytes apart. */
 typedef void (*mm_gemm_q_fn)(gguf_tensor_type type, const uint8_t *qs, const float *d,
                              const float *m, const uint8_t *act, int64_t n_blocks, int nr,
-                             float *dst, size_t dst_stride, int m_valid, bool accumulate);
+                             float *dst, size_t dst_stride, int m_valid, mm_store store);
 
 /* Pack a p-row float panel from element (k, i) at w + k*nb0 + i*nb1 of `type` (F32, F16, BF16),
  * rows i < rows (the others zero), k < K. */
@@ -59,7 +67,7 @@ typedef void (*mm_pack_f_fn)(gguf_tensor_type type, const char *w, size_t nb0, s
 
 /* Product of a packed float panel and one packed float activation group (as mm_gemm_q_fn). */
 typedef void (*mm_gemm_f_fn)(const float *panel, const float *act, int64_t K, int nr, float *dst,
-                             size_t dst_stride, int m_valid, bool accumulate);
+                             size_t dst_stride, int m_valid, mm_store store);
 
 /* One level's kernels and the tile geometry they were written for. */
 typedef struct mm_kernels {
@@ -67,8 +75,9 @@ typedef struct mm_kernels {
     int panel_rows;   /* P for both paths */
     int q_group;      /* G of quantized activation groups */
     int f_group;      /* G of float activation groups */
-    /* The reduction dimension is cut into chunks so that a panel's chunk stays in L1 and all
-     * activation groups' chunks in L2; partial sums accumulate in dst. */
+    /* The reduction dimension is cut into equal chunks of at most these sizes, so that a panel's
+     * chunk stays in L1 (quantized) or L2 (float) and all activation groups' chunks in L2;
+     * partial sums accumulate in dst. */
     int q_chunk_blocks; /* blocks of 32 per chunk, quantized path */
     int f_chunk;        /* elements per chunk, float path */
     mm_pack_q_fn pack_q;

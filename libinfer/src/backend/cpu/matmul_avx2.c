@@ -85,24 +85,24 @@ static inline __attribute__((always_inline)) void gemm_q_tile(gguf_tensor_type t
 
 /* Write (or add) rows j < nr, columns i < m_valid of a tile. */
 static void store_tile(const float *tile, int g, int nr, float *dst, size_t dst_stride, int m_valid,
-                       bool accumulate)
+                       mm_store store)
 {
     for (int j = 0; j < g && j < nr; j++) {
         float *row = (float *)((char *)dst + (size_t)j * dst_stride);
         const float *src = tile + j * P;
-        if (m_valid == P && !accumulate) {
+        if (m_valid == P && store != MM_ADD) {
             _mm256_storeu_ps(row, _mm256_loadu_ps(src));
             _mm256_storeu_ps(row + 8, _mm256_loadu_ps(src + 8));
             continue;
         }
         for (int i = 0; i < m_valid; i++)
-            row[i] = accumulate ? row[i] + src[i] : src[i];
+            row[i] = store == MM_ADD ? row[i] + src[i] : src[i];
     }
 }
 
 static void gemm_q_avx2(gguf_tensor_type type, const uint8_t *qs, const float *d, const float *m,
                         const uint8_t *act, int64_t n_blocks, int nr, float *dst,
-                        size_t dst_stride, int m_valid, bool accumulate)
+                        size_t dst_stride, int m_valid, mm_store store)
 {
     __m256 acc[GQ][2];
     if (type == GGUF_TENSOR_Q8_0)
@@ -117,11 +117,11 @@ static void gemm_q_avx2(gguf_tensor_type type, const uint8_t *qs, const float *d
         _mm256_storeu_ps(tile + j * P, acc[j][0]);
         _mm256_storeu_ps(tile + j * P + 8, acc[j][1]);
     }
-    store_tile(tile, GQ, nr, dst, dst_stride, m_valid, accumulate);
+    store_tile(tile, GQ, nr, dst, dst_stride, m_valid, store);
 }
 
 static void gemm_f_avx2(const float *panel, const float *act, int64_t K, int nr, float *dst,
-                        size_t dst_stride, int m_valid, bool accumulate)
+                        size_t dst_stride, int m_valid, mm_store store)
 {
     __m256 acc[GF][2];
 #pragma GCC unroll 8
@@ -142,7 +142,7 @@ static void gemm_f_avx2(const float *panel, const float *act, int64_t K, int nr,
         _mm256_storeu_ps(tile + j * P, acc[j][0]);
         _mm256_storeu_ps(tile + j * P + 8, acc[j][1]);
     }
-    store_tile(tile, GF, nr, dst, dst_stride, m_valid, accumulate);
+    store_tile(tile, GF, nr, dst, dst_stride, m_valid, store);
 }
 
 const mm_kernels mm_kernels_avx2 = {
@@ -150,8 +150,8 @@ const mm_kernels mm_kernels_avx2 = {
     .panel_rows = P,
     .q_group = GQ,
     .f_group = GF,
-    .q_chunk_blocks = 32, /* 18 KiB of panel */
-    .f_chunk = 384,       /* 24 KiB of panel */
+    .q_chunk_blocks = 48, /* 27 KiB of panel */
+    .f_chunk = 1280,      /* 80 KiB of panel */
     .pack_q = pack_q_avx2,
     .gemm_q = gemm_q_avx2,
     .pack_f = mm_pack_f_generic,

@@ -149,14 +149,19 @@ static void pack_f_avx512(gguf_tensor_type type, const char *w, size_t nb0, size
 
 /* Store the 32 x G accumulator tile (row j of the group is dst row j), masked to nr x m_valid. */
 static inline void store_tile(__m512 acc[][2], int g, int nr, float *dst, size_t dst_stride,
-                              int m_valid, bool accumulate)
+                              int m_valid, mm_store store)
 {
     const __mmask16 m0 = row_mask(m_valid, 0), m1 = row_mask(m_valid, 1);
 #pragma GCC unroll 16
     for (int j = 0; j < g && j < nr; j++) {
         float *row = (float *)((char *)dst + (size_t)j * dst_stride);
         __m512 v0 = acc[j][0], v1 = acc[j][1];
-        if (accumulate) {
+        if (store == MM_STREAM && m_valid == P && ((uintptr_t)row & 63) == 0) {
+            _mm512_stream_ps(row, v0);
+            _mm512_stream_ps(row + 16, v1);
+            continue;
+        }
+        if (store == MM_ADD) {
             v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, row));
             v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, row + 16));
         }
@@ -218,18 +223,18 @@ static inline __attribute__((always_inline)) void gemm_q_tile(const uint8_t *qs,
 
 static void gemm_q_avx512(gguf_tensor_type type, const uint8_t *qs, const float *d, const float *m,
                           const uint8_t *act, int64_t n_blocks, int nr, float *dst,
-                          size_t dst_stride, int m_valid, bool accumulate)
+                          size_t dst_stride, int m_valid, mm_store store)
 {
     __m512 acc[GQ][2];
     if (type == GGUF_TENSOR_Q4_1)
         gemm_q_tile(qs, d, m, act, n_blocks, 1, acc);
     else
         gemm_q_tile(qs, d, m, act, n_blocks, 0, acc);
-    store_tile(acc, GQ, nr, dst, dst_stride, m_valid, accumulate);
+    store_tile(acc, GQ, nr, dst, dst_stride, m_valid, store);
 }
 
 static void gemm_f_avx512(const float *panel, const float *act, int64_t K, int nr, float *dst,
-                          size_t dst_stride, int m_valid, bool accumulate)
+                          size_t dst_stride, int m_valid, mm_store store)
 {
     __m512 acc[GF][2];
     #pragma GCC unroll 16
@@ -244,7 +249,7 @@ static void gemm_f_avx512(const float *panel, const float *act, int64_t K, int n
             acc[j][1] = _mm512_fmadd_ps(w1, a, acc[j][1]);
         }
     }
-    store_tile(acc, GF, nr, dst, dst_stride, m_valid, accumulate);
+    store_tile(acc, GF, nr, dst, dst_stride, m_valid, store);
 }
 
 const mm_kernels mm_kernels_avx512 = {
@@ -252,8 +257,8 @@ const mm_kernels mm_kernels_avx512 = {
     .panel_rows = P,
     .q_group = GQ,
     .f_group = GF,
-    .q_chunk_blocks = 16, /* 18 KiB of panel */
-    .f_chunk = 192,       /* 24 KiB of panel */
+    .q_chunk_blocks = 24, /* 27 KiB of panel */
+    .f_chunk = 640,       /* 80 KiB of panel */
     .pack_q = pack_q_avx512,
     .gemm_q = gemm_q_avx512,
     .pack_f = pack_f_avx512,

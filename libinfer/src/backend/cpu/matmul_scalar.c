@@ -9,18 +9,18 @@ enum { SCALAR_P = 8, SCALAR_GQ = 4, SCALAR_GF = 4 };
 
 /* Write (or add) rows j < nr, columns i < m_valid of a tile with `p` columns per row. */
 static void store_tile(const float *acc, int p, int nr, float *dst, size_t dst_stride, int m_valid,
-                       bool accumulate)
+                       mm_store store)
 {
     for (int j = 0; j < nr; j++) {
         float *row = (float *)((char *)dst + (size_t)j * dst_stride);
         for (int i = 0; i < m_valid; i++)
-            row[i] = accumulate ? row[i] + acc[j * p + i] : acc[j * p + i];
+            row[i] = store == MM_ADD ? row[i] + acc[j * p + i] : acc[j * p + i];
     }
 }
 
 static void gemm_q_scalar(gguf_tensor_type type, const uint8_t *qs, const float *d, const float *m,
                           const uint8_t *act, int64_t n_blocks, int nr, float *dst,
-                          size_t dst_stride, int m_valid, bool accumulate)
+                          size_t dst_stride, int m_valid, mm_store store)
 {
     const int P = SCALAR_P, G = SCALAR_GQ;
     float acc[SCALAR_GQ][SCALAR_P] = {{0}};
@@ -48,11 +48,11 @@ static void gemm_q_scalar(gguf_tensor_type type, const uint8_t *qs, const float 
             }
         }
     }
-    store_tile(acc[0], P, nr, dst, dst_stride, m_valid, accumulate);
+    store_tile(acc[0], P, nr, dst, dst_stride, m_valid, store);
 }
 
 static void gemm_f_scalar(const float *panel, const float *act, int64_t K, int nr, float *dst,
-                          size_t dst_stride, int m_valid, bool accumulate)
+                          size_t dst_stride, int m_valid, mm_store store)
 {
     const int P = SCALAR_P, G = SCALAR_GF;
     float acc[SCALAR_GF][SCALAR_P] = {{0}};
@@ -62,7 +62,7 @@ static void gemm_f_scalar(const float *panel, const float *act, int64_t K, int n
                 acc[j][i] += panel[k * P + i] * act[k * G + j];
         }
     }
-    store_tile(acc[0], P, nr, dst, dst_stride, m_valid, accumulate);
+    store_tile(acc[0], P, nr, dst, dst_stride, m_valid, store);
 }
 
 const mm_kernels mm_kernels_scalar = {

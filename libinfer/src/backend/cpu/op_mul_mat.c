@@ -18,6 +18,7 @@ typedef struct mm_plan {
     size_t act_bytes;     /* all packed activations, shared */
     size_t panel_bytes;   /* one packed weight panel, per thread */
     size_t scratch_bytes; /* one gathered and quantized activation row, per thread */
+    bool stream;          /* the output is much larger than the caches: write around them */
 } mm_plan;
 
 static size_t round_up(size_t n)
@@ -51,6 +52,7 @@ static void make_plan(const inf_tensor *node, mm_plan *plan)
         plan->group_bytes = (size_t)plan->K * plan->G * sizeof(float);
         plan->panel_bytes = (size_t)k->f_chunk * plan->P * sizeof(float);
     }
+    plan->stream = inf_tensor_nbytes(node) >= ((size_t)32 << 20) && node->nb[1] % 64 == 0;
     plan->act_bytes = round_up(plan->group_bytes * plan->groups * plan->batches);
     plan->panel_bytes = round_up(plan->panel_bytes);
     plan->scratch_bytes = plan->quantized
@@ -180,8 +182,10 @@ static void multiply_panel(const mm_plan *plan, const inf_tensor *node, const ui
     const int rows = (int)(plan->M - m0 < plan->P ? plan->M - m0 : plan->P);
     const char *wdata = (const char *)w->data + m0 * w->nb[1] + w2 * w->nb[2] + w3 * w->nb[3];
     const int64_t total = plan->quantized ? plan->n_blocks : plan->K;
-    const int64_t chunk = plan->quantized ? k->q_chunk_blocks : k->f_chunk;
+    const int64_t limit = plan->quantized ? k->q_chunk_blocks : k->f_chunk;
+    const int64_t chunk = (total + (total + limit - 1) / limit - 1) / ((total + limit - 1) / limit);
     for (int64_t c0 = 0; c0 < total; c0 += chunk) {
+        const mm_store store = c0 > 0 ? MM_ADD : chunk == total && plan->stream ? MM_STREAM : MM_STORE;
         const int64_t len = total - c0 < chunk ? total - c0 : chunk;
         uint8_t *qs = (uint8_t *)panel;
         float *d = (float *)(qs + (size_t)len * plan->P * MM_BLOCK);
@@ -203,10 +207,10 @@ static void multiply_panel(const mm_plan *plan, const inf_tensor *node, const ui
                     float *dst = inf_tensor_element(node, m0, gi * plan->G, i2, i3);
                     const uint8_t *group = groups + (size_t)gi * plan->group_bytes + act_offset;
                     if (plan->quantized)
-                        k->gemm_q(w->type, qs, d, m, group, len, nr, dst, node->nb[1], rows, c0 > 0);
+                        k->gemm_q(w->type, qs, d, m, group, len, nr, dst, node->nb[1], rows, store);
                     else
                         k->gemm_f((const float *)panel, (const float *)group, len, nr, dst,
-                                  node->nb[1], rows, c0 > 0);
+                                  node->nb[1], rows, store);
                 }
             }
         }
@@ -227,4 +231,6 @@ void cpu_mul_mat_compute(const cpu_params *p, inf_tensor *node)
     cpu_split(w->ne[2] * w->ne[3] * panels, p, &begin, &end);
     for (int64_t item = begin; item < end; item++)
         multiply_panel(&plan, node, act, mine, item / panels, item % panels);
+    if (plan.stream) /* streaming stores are weakly ordered: publish them before the barrier */
+        atomic_thread_fence(memory_order_seq_cst);
 }
