@@ -244,3 +244,38 @@ TEST(test_cpy_into_a_cache_view_and_cont_of_a_permutation)
     free(want);
     inf_context_free(ctx);
 }
+
+TEST(test_silu_swiglu_soft_max_match_reference_at_every_simd_level)
+{
+    test_rng rng = {29};
+    for (int level = INF_SIMD_SCALAR; level < INF_SIMD_LEVEL_COUNT; level++) {
+        if (inf_simd_force((inf_simd_level)level) != (inf_simd_level)level)
+            continue;
+        for (int iter = 0; iter < 6; iter++) {
+            inf_context *ctx = data_context(8);
+            /* Rows from 1 to 100 elements: whole vectors and tails; values reach the clamps. */
+            const int64_t ne[4] = {rng_int(&rng, 1, 100), rng_int(&rng, 1, 6), 2, 1};
+            inf_tensor *a = input(ctx, &rng, ne, CONTIGUOUS), *b = input(ctx, &rng, ne, CONTIGUOUS);
+            tensor_set(a, 0, 0, 0, 0, -95.0f);
+            tensor_set(a, ne[0] - 1, 0, 0, 0, 95.0f);
+            inf_tensor *outs[3] = {inf_silu(ctx, a), inf_swiglu(ctx, a, b),
+                                   inf_soft_max(ctx, a, NULL, 0.7f)};
+            const size_t n = (size_t)inf_tensor_nelements(a);
+            float *want = malloc(n * sizeof *want);
+            for (int o = 0; o < 3; o++) {
+                CHECK(compute_graph(ctx, outs[o], 2) == INF_OK);
+                if (o == 0)
+                    ref_silu(a, want);
+                else if (o == 1)
+                    ref_swiglu(a, b, want);
+                else
+                    ref_soft_max(a, NULL, 0.7f, false, 0, want);
+                double err = compare_with(outs[o], want, 1e-7, 4e-6);
+                CHECK_MSG(err <= 1, "%s op %d, row %lld: error %g",
+                          inf_simd_level_name((inf_simd_level)level), o, (long long)ne[0], err);
+            }
+            free(want);
+            inf_context_free(ctx);
+        }
+    }
+}

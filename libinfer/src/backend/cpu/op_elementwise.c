@@ -5,6 +5,7 @@
 
 #include "backend/cpu/cpu_internal.h"
 #include "backend/cpu/cpu_math.h"
+#include "backend/cpu/vec.h"
 #include "tensor/tensor_internal.h"
 
 bool cpu_binary_supports(const inf_tensor *node)
@@ -61,9 +62,7 @@ static void binary(const cpu_params *p, inf_tensor *dst, enum binary_kind kind)
                 for (int64_t i = 0; i < ne0; i++)
                     d[i] = x[i] * y[i];
             } else {
-#pragma omp simd
-                for (int64_t i = 0; i < ne0; i++)
-                    d[i] = cpu_silu(x[i]) * y[i];
+                cpu_vec_get()->swiglu(x, y, d, ne0);
             }
             continue;
         }
@@ -108,9 +107,7 @@ static void unary(const cpu_params *p, inf_tensor *dst, enum unary_kind kind)
                 for (int64_t i = 0; i < ne0; i++)
                     d[i] = x[i] * s;
             } else {
-#pragma omp simd
-                for (int64_t i = 0; i < ne0; i++)
-                    d[i] = cpu_silu(x[i]);
+                cpu_vec_get()->silu(x, d, ne0);
             }
             continue;
         }

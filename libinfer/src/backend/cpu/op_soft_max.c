@@ -3,7 +3,7 @@
 #include <math.h>
 
 #include "backend/cpu/cpu_internal.h"
-#include "backend/cpu/cpu_math.h"
+#include "backend/cpu/vec.h"
 #include "tensor/tensor_internal.h"
 
 bool cpu_soft_max_supports(const inf_tensor *node)
@@ -17,6 +17,7 @@ void cpu_soft_max_compute(const cpu_params *p, inf_tensor *node)
     const float scale = inf_op_param_f32(node, 0);
     const bool causal = node->op_params[1] != 0;
     const int64_t n_past = node->op_params[2], n_kv = node->ne[0], n_q = node->ne[1];
+    const cpu_vec_kernels *vec = cpu_vec_get();
     int64_t begin, end;
     cpu_split(inf_tensor_nrows(node), p, &begin, &end);
     for (int64_t r = begin; r < end; r++) {
@@ -26,28 +27,26 @@ void cpu_soft_max_compute(const cpu_params *p, inf_tensor *node)
         float *dst = inf_tensor_element(node, 0, i1, i2, i3);
         /* Keys past the causal limit get weight 0 without being read. */
         const int64_t visible = causal ? n_past + i1 + 1 : n_kv;
-        float max = -INFINITY;
-        for (int64_t i = 0; i < visible; i++) {
-            float x;
-            memcpy(&x, src + i * a->nb[0], sizeof x);
-            float mv = 0.0f;
-            if (m)
-                memcpy(&mv, (const char *)m + i * mask->nb[0], sizeof mv);
-            dst[i] = x * scale + mv;
-            max = dst[i] > max ? dst[i] : max;
-        }
-        double sum = 0.0;
-        if (max != -INFINITY) {
+        float max;
+        if (a->nb[0] == sizeof(float) && (!m || mask->nb[0] == sizeof(float))) {
+            max = vec->scale_mask_max((const float *)src, m, scale, dst, visible);
+        } else {
+            max = -INFINITY;
             for (int64_t i = 0; i < visible; i++) {
-                dst[i] = cpu_expf(dst[i] - max);
-                sum += dst[i];
+                float x, mv = 0.0f;
+                memcpy(&x, src + i * a->nb[0], sizeof x);
+                if (m)
+                    memcpy(&mv, (const char *)m + i * mask->nb[0], sizeof mv);
+                dst[i] = x * scale + mv;
+                max = dst[i] > max ? dst[i] : max;
             }
         }
+        const double sum = max != -INFINITY ? vec->exp_sum(dst, max, visible) : 0.0;
         /* A row whose every key is hidden is all zeros rather than NaN. */
         const float norm = sum > 0.0 ? (float)(1.0 / sum) : 0.0f;
+#pragma omp simd
         for (int64_t i = 0; i < visible; i++)
             dst[i] *= norm;
-        for (int64_t i = visible; i < n_kv; i++)
-            dst[i] = 0.0f;
+        memset(dst + visible, 0, (size_t)(n_kv - visible) * sizeof *dst);
     }
 }

@@ -1,0 +1,29 @@
+/* vec.h - row kernels of softmax, silu and swiglu, one version per SIMD
+ * level behind a table, as for the matrix product. All versions use the same range reduction and
+ * polynomial (cpu_math.h), so they differ from one another only by float rounding. */
+#ifndef INF_CPU_VEC_H
+#define INF_CPU_VEC_H
+
+#include <stdint.h>
+
+typedef struct cpu_vec_kernels {
+    /* y[i] = x[i] * sigmoid(x[i]); y may be x. */
+    void (*silu)(const float *x, float *y, int64_t n);
+    /* y[i] = silu(gate[i]) * up[i]; y may be gate or up. */
+    void (*swiglu)(const float *gate, const float *up, float *y, int64_t n);
+    /* y[i] = x[i] * scale + (mask ? mask[i] : 0); returns the largest y[i] (-INFINITY if n is 0). */
+    float (*scale_mask_max)(const float *x, const float *mask, float scale, float *y, int64_t n);
+    /* x[i] = e^(x[i] - max) in place; returns the sum of the results, accumulated in double. */
+    double (*exp_sum)(float *x, float max, int64_t n);
+} cpu_vec_kernels;
+
+/* Kernels of the active SIMD level. Static storage. */
+const cpu_vec_kernels *cpu_vec_get(void);
+
+extern const cpu_vec_kernels cpu_vec_scalar;
+#if defined(__x86_64__)
+extern const cpu_vec_kernels cpu_vec_avx2;
+extern const cpu_vec_kernels cpu_vec_avx512;
+#endif
+
+#endif
