@@ -65,6 +65,10 @@ typedef void (*mm_gemm_q_fn)(gguf_tensor_type type, const uint8_t *qs, const flo
 typedef void (*mm_pack_f_fn)(gguf_tensor_type type, const char *w, size_t nb0, size_t nb1,
                              int rows, int64_t K, int p, float *panel);
 
+/* Pack one float activation group of g rows: group[k * g + j] = rows[j][k] (0 where rows[j] is
+ * NULL), k < K. */
+typedef void (*mm_pack_act_f_fn)(const float *const *rows, int g, int64_t K, float *group);
+
 /* Product of a packed float panel and one packed float activation group (as mm_gemm_q_fn). */
 typedef void (*mm_gemm_f_fn)(const float *panel, const float *act, int64_t K, int nr, float *dst,
                              size_t dst_stride, int m_valid, mm_store store);
@@ -83,6 +87,7 @@ typedef struct mm_kernels {
     mm_pack_q_fn pack_q;
     mm_gemm_q_fn gemm_q;
     mm_pack_f_fn pack_f;
+    mm_pack_act_f_fn pack_act_f;
     mm_gemm_f_fn gemm_f;
 } mm_kernels;
 
@@ -95,6 +100,7 @@ void mm_pack_q_generic(gguf_tensor_type type, const char *w, size_t row_stride, 
                        int64_t n_blocks, int p, uint8_t *qs, float *d, float *m);
 void mm_pack_f_generic(gguf_tensor_type type, const char *w, size_t nb0, size_t nb1, int rows,
                        int64_t K, int p, float *panel);
+void mm_pack_act_f_generic(const float *const *rows, int g, int64_t K, float *group);
 
 extern const mm_kernels mm_kernels_scalar;
 #if defined(__x86_64__)

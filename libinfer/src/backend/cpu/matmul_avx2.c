@@ -155,5 +155,6 @@ const mm_kernels mm_kernels_avx2 = {
     .pack_q = pack_q_avx2,
     .gemm_q = gemm_q_avx2,
     .pack_f = mm_pack_f_generic,
+    .pack_act_f = mm_pack_act_f_generic,
     .gemm_f = gemm_f_avx2,
 };

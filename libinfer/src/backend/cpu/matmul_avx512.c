@@ -143,6 +143,59 @@ static void pack_f_avx512(gguf_tensor_type type, const char *w, size_t nb0, size
     }
 }
 
+/* Transpose a 16 x 16 block of floats held in r[0..15] (rows) into columns, in place. */
+static inline void transpose_16x16(__m512 r[16])
+{
+    __m512 t[16];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+        r[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+        r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+        r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+        r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+    }
+    /* r[4i + c] now holds, per 128-bit lane L, elements 4L..4L+3 of column c of rows 4i..4i+3. */
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; c++) {
+        const __m512 a = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x88);
+        const __m512 b = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xDD);
+        const __m512 e = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x88);
+        const __m512 f = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xDD);
+        t[c] = _mm512_shuffle_f32x4(a, e, 0x88);      /* column c      */
+        t[4 + c] = _mm512_shuffle_f32x4(b, f, 0x88);  /* column c + 4  */
+        t[8 + c] = _mm512_shuffle_f32x4(a, e, 0xDD);  /* column c + 8  */
+        t[12 + c] = _mm512_shuffle_f32x4(b, f, 0xDD); /* column c + 12 */
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; i++)
+        r[i] = t[i];
+}
+
+/* Activation rows to [k][GF] by 16 x 16 register transposes (rows past GF are zeros). */
+static void pack_act_f_avx512(const float *const *rows, int g, int64_t K, float *group)
+{
+    if (g != GF) {
+        mm_pack_act_f_generic(rows, g, K, group);
+        return;
+    }
+    for (int64_t k = 0; k < K; k += 16) {
+        const int64_t n = K - k < 16 ? K - k : 16;
+        const __mmask16 mask = (__mmask16)((1u << n) - 1);
+        __m512 r[16];
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; j++)
+            r[j] = j < GF && rows[j] ? _mm512_maskz_loadu_ps(mask, rows[j] + k) : _mm512_setzero_ps();
+        transpose_16x16(r);
+        for (int64_t c = 0; c < n; c++)
+            _mm512_mask_storeu_ps(group + (k + c) * GF, (__mmask16)((1u << GF) - 1), r[c]);
+    }
+}
+
 /* ----------------------------------------------------------------------------------------------
  * Products
  * -------------------------------------------------------------------------------------------- */
@@ -262,5 +315,6 @@ const mm_kernels mm_kernels_avx512 = {
     .pack_q = pack_q_avx512,
     .gemm_q = gemm_q_avx512,
     .pack_f = pack_f_avx512,
+    .pack_act_f = pack_act_f_avx512,
     .gemm_f = gemm_f_avx512,
 };

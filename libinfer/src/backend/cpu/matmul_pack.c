@@ -81,3 +81,11 @@ void mm_pack_f_generic(gguf_tensor_type type, const char *w, size_t nb0, size_t 
             panel[k * p + i] = i < rows ? load_float(type, w + (size_t)k * nb0 + (size_t)i * nb1) : 0.0f;
     }
 }
+
+void mm_pack_act_f_generic(const float *const *rows, int g, int64_t K, float *group)
+{
+    for (int j = 0; j < g; j++) {
+        for (int64_t k = 0; k < K; k++)
+            group[k * g + j] = rows[j] ? rows[j][k] : 0.0f;
+    }
+}

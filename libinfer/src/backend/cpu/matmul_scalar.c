@@ -75,5 +75,6 @@ const mm_kernels mm_kernels_scalar = {
     .pack_q = mm_pack_q_generic,
     .gemm_q = gemm_q_scalar,
     .pack_f = mm_pack_f_generic,
+    .pack_act_f = mm_pack_act_f_generic,
     .gemm_f = gemm_f_scalar,
 };

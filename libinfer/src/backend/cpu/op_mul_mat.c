@@ -126,21 +126,17 @@ static void pack_quantized_row(const mm_plan *plan, gguf_tensor_type wtype, cons
 }
 
 /* One float group: element k of its row j at [k][j], so the kernel reads G values per k in a
- * row; rows past N are zeros. Written in k order to stream the stores. */
+ * row; rows past N are zeros. */
 static void pack_float_group(const mm_plan *plan, const inf_tensor *x, int64_t batch, int64_t n0,
                              float *group, float *scratch)
 {
-    const int G = plan->G;
     const float *rows[64];
-    for (int j = 0; j < G; j++) {
+    for (int j = 0; j < plan->G; j++) {
         rows[j] = NULL;
         if (n0 + j < plan->N)
             rows[j] = activation_row(x, batch, n0 + j, scratch + (size_t)j * plan->K);
     }
-    for (int64_t k = 0; k < plan->K; k++) {
-        for (int j = 0; j < G; j++)
-            group[k * G + j] = rows[j] ? rows[j][k] : 0.0f;
-    }
+    plan->kernels->pack_act_f(rows, plan->G, plan->K, group);
 }
 
 /* Phase 1: every row slot of every group of every batch, rows past N packed as zeros. Float
