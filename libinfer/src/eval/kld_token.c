@@ -1,0 +1,129 @@
+/* kld_token.c - per-position work of a KL-divergence run: quantizing the base model's
+ * log-probabilities into a row, and comparing a model's logits with such a row. The arithmetic
+ * follows llama-perplexity's types (float per token, double sums) so that both tools print the
+ * same digits, and rows are byte-compatible with its --kl-divergence-base files. */
+#include <math.h>
+#include <string.h>
+
+#include "inf_eval.h"
+
+/* Log-probabilities further than this below the most likely token are not stored exactly. */
+#define LOGPROB_RANGE 16.0f
+
+size_t inf_logprob_row_words(int32_t n_vocab) { return 2 * (((size_t)n_vocab + 1) / 2) + 4; }
+
+/* Round to the nearest integer, ties to even, for 0 <= x < 2^22: adding 1.5 * 2^23 makes the FPU
+ * round away the fraction; the integer is then in the low mantissa bits. */
+static int nearest_int(float x)
+{
+    float shifted = x + 12582912.0f;
+    int32_t bits;
+    memcpy(&bits, &shifted, sizeof bits);
+    return (bits & 0x007fffff) - 0x00400000;
+}
+
+double inf_logprob_row_encode(const float *logits, int32_t n_vocab, int32_t token, uint16_t *row)
+{
+    float max_logit = logits[0], min_logit = logits[0];
+    for (int32_t i = 1; i < n_vocab; i++) {
+        max_logit = logits[i] > max_logit ? logits[i] : max_logit;
+        min_logit = logits[i] < min_logit ? logits[i] : min_logit;
+    }
+    if (min_logit < max_logit - LOGPROB_RANGE)
+        min_logit = max_logit - LOGPROB_RANGE;
+    double sum_exp = 0.0;
+    for (int32_t i = 0; i < n_vocab; i++)
+        sum_exp += expf(logits[i] - max_logit);
+    const float log_sum_exp = (float)log(sum_exp);
+    const float header[2] = {(max_logit - min_logit) / 65535.0f,
+                             min_logit - max_logit - log_sum_exp};
+    memcpy(row, header, sizeof header);
+    uint16_t *q = row + 4;
+    const size_t n_words = inf_logprob_row_words(n_vocab) - 4;
+    memset(q, 0, n_words * sizeof *q);
+    if (header[0] != 0.0f) {
+        const float inv_scale = 1.0f / header[0];
+        for (int32_t i = 0; i < n_vocab; i++)
+            if (logits[i] > min_logit)
+                q[i] = (uint16_t)nearest_int(inv_scale * (logits[i] - min_logit));
+    }
+    const float nll = max_logit + log_sum_exp - logits[token];
+    return nll;
+}
+
+double inf_kld_token(const float *logits, int32_t n_vocab, const uint16_t *row, int32_t token,
+                     inf_kld_stats *stats, float *p_diff_out)
+{
+    float max_logit = logits[0];
+    int32_t top = 0;
+    for (int32_t i = 1; i < n_vocab; i++) {
+        if (logits[i] > max_logit) {
+            max_logit = logits[i];
+            top = i;
+        }
+    }
+    double sum_exp = 0.0;
+    for (int32_t i = 0; i < n_vocab; i++)
+        sum_exp += expf(logits[i] - max_logit);
+    const float log_sum_exp = (float)log(sum_exp);
+    float header[2];
+    memcpy(header, row, sizeof header);
+    const float scale = header[0], min_log_prob = header[1];
+    const uint16_t *q = row + 4;
+
+    const float nll = max_logit + log_sum_exp - logits[token];
+    const float nll_base = -(scale * q[token] + min_log_prob);
+    stats->sum_nll += nll;
+    stats->sum_nll2 += nll * nll;
+    stats->sum_nll_base += nll_base;
+    stats->sum_nll_base2 += nll_base * nll_base;
+    stats->sum_nll_nll_base += nll * nll_base;
+
+    /* log p_Q[i] = logits[i] - log_norm */
+    const float log_norm = max_logit + log_sum_exp;
+    double kld = 0.0;
+    int32_t top_base = 0;
+    float top_base_log_prob = 0.0f;
+    for (int32_t i = 0; i < n_vocab; i++) {
+        const float log_p_base = scale * q[i] + min_log_prob;
+        if (i == 0 || log_p_base > top_base_log_prob) {
+            top_base_log_prob = log_p_base;
+            top_base = i;
+        }
+        if (log_p_base > -LOGPROB_RANGE)
+            kld += expf(log_p_base) * (log_p_base - logits[i] + log_norm);
+    }
+    stats->sum_kld += kld;
+    stats->sum_kld2 += kld * kld;
+    stats->count++;
+    stats->n_same_top += top == top_base;
+
+    const float p_diff = expf(-nll) - expf(-nll_base);
+    const double p_diff2 = p_diff * p_diff;
+    stats->sum_p_diff += p_diff;
+    stats->sum_p_diff2 += p_diff2;
+    stats->sum_p_diff4 += p_diff2 * p_diff2;
+    if (fabsf(p_diff) > stats->max_abs_p_diff)
+        stats->max_abs_p_diff = fabsf(p_diff);
+    if (p_diff_out)
+        *p_diff_out = p_diff;
+    return kld;
+}
+
+void inf_kld_stats_merge(inf_kld_stats *into, const inf_kld_stats *from)
+{
+    into->sum_nll += from->sum_nll;
+    into->sum_nll2 += from->sum_nll2;
+    into->sum_nll_base += from->sum_nll_base;
+    into->sum_nll_base2 += from->sum_nll_base2;
+    into->sum_nll_nll_base += from->sum_nll_nll_base;
+    into->sum_kld += from->sum_kld;
+    into->sum_kld2 += from->sum_kld2;
+    into->sum_p_diff += from->sum_p_diff;
+    into->sum_p_diff2 += from->sum_p_diff2;
+    into->sum_p_diff4 += from->sum_p_diff4;
+    if (from->max_abs_p_diff > into->max_abs_p_diff)
+        into->max_abs_p_diff = from->max_abs_p_diff;
+    into->n_same_top += from->n_same_top;
+    into->count += from->count;
+}

@@ -1,0 +1,281 @@
+/* perplexity.c - the chunk loop of a perplexity or KL-divergence run, as llama-perplexity runs
+ * it: each chunk decoded from an empty cache (BOS first when the vocabulary adds one), its second
+ * half scored. Scores of one chunk are computed in parallel into per-position slots and summed in
+ * position order, so results do not depend on the thread count. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "eval_internal.h"
+#include "inf_eval.h"
+
+struct inf_perplexity {
+    inf_session *session;
+    int32_t n_ctx;
+    int32_t n_chunks;
+    int32_t first;     /* first scored logits row: n_ctx / 2 */
+    int32_t n_scored;  /* n_ctx - 1 - first */
+    int32_t n_vocab;
+    int n_threads;
+    inf_token bos;     /* replaces the first token of every chunk, or INF_TOKEN_NONE */
+    inf_token *tokens; /* n_chunks * n_ctx */
+    inf_token *batch;  /* one chunk as decoded */
+    int32_t next_chunk;
+    inf_ppl_stats stats;
+    double *nll;       /* per scored position of the current chunk */
+    /* base output */
+    inf_kld_base_writer *writer;
+    uint16_t *rows;    /* n_scored base rows */
+    /* base comparison */
+    inf_kld_base *base;
+    inf_kld_stats kld;
+    inf_kld_stats *kld_slots; /* per scored position of the current chunk */
+    float *kld_values;        /* per scored position of every chunk so far */
+    float *p_diff_values;
+};
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Decide n_ctx, the chunk count and the tokens, from the text or from the base file. */
+static bool setup_tokens(inf_perplexity *run, const inf_token *tokens, size_t n_tokens,
+                         const inf_perplexity_params *params, char *err, size_t err_size)
+{
+    if (run->base) {
+        if (tokens) {
+            inf_eval_set_error(err, err_size, "a KL-divergence run takes its tokens from the base "
+                               "file, not from a text");
+            return false;
+        }
+        if (inf_kld_base_n_vocab(run->base) != run->n_vocab) {
+            inf_eval_set_error(err, err_size, "the base file has a vocabulary of %d tokens, the "
+                               "model %d: they do not belong together",
+                               inf_kld_base_n_vocab(run->base), run->n_vocab);
+            return false;
+        }
+        run->n_ctx = inf_kld_base_n_ctx(run->base);
+        run->n_chunks = inf_kld_base_n_chunk(run->base);
+        tokens = inf_kld_base_tokens(run->base);
+    } else {
+        run->n_ctx = params->n_ctx;
+        if (run->n_ctx < 4) {
+            inf_eval_set_error(err, err_size, "a context of %d tokens is too short to score "
+                               "(at least 4)", run->n_ctx);
+            return false;
+        }
+        if (n_tokens < 2 * (size_t)run->n_ctx) {
+            inf_eval_set_error(err, err_size, "the text has %zu tokens; a context of %d needs at "
+                               "least %d (two chunks' worth, as llama-perplexity requires)",
+                               n_tokens, run->n_ctx, 2 * run->n_ctx);
+            return false;
+        }
+        run->n_chunks = (int32_t)(n_tokens / (size_t)run->n_ctx);
+    }
+    int32_t session_ctx = inf_session_get_params(run->session).n_ctx;
+    if (run->n_ctx > session_ctx) {
+        inf_eval_set_error(err, err_size, "chunks of %d tokens do not fit the session's context "
+                           "of %d", run->n_ctx, session_ctx);
+        return false;
+    }
+    if (params->n_chunks > 0 && params->n_chunks < run->n_chunks)
+        run->n_chunks = params->n_chunks;
+    run->first = run->n_ctx / 2;
+    run->n_scored = run->n_ctx - 1 - run->first;
+    size_t n = (size_t)run->n_chunks * (size_t)run->n_ctx;
+    run->tokens = malloc(n * sizeof *run->tokens);
+    if (!run->tokens)
+        return false;
+    memcpy(run->tokens, tokens, n * sizeof *tokens);
+    return true;
+}
+
+/* Scratch space for the scores of one chunk (and the KLD values of all). */
+static bool setup_buffers(inf_perplexity *run)
+{
+    run->batch = malloc((size_t)run->n_ctx * sizeof *run->batch);
+    run->nll = malloc((size_t)run->n_scored * sizeof *run->nll);
+    if (!run->batch || !run->nll)
+        return false;
+    if (run->writer) {
+        run->rows = malloc((size_t)run->n_scored * inf_logprob_row_words(run->n_vocab) *
+                           sizeof *run->rows);
+        if (!run->rows)
+            return false;
+    }
+    if (run->base) {
+        size_t n_all = (size_t)run->n_chunks * (size_t)run->n_scored;
+        run->rows = malloc((size_t)run->n_scored * inf_logprob_row_words(run->n_vocab) *
+                           sizeof *run->rows);
+        run->kld_slots = malloc((size_t)run->n_scored * sizeof *run->kld_slots);
+        run->kld_values = malloc(n_all * sizeof *run->kld_values);
+        run->p_diff_values = malloc(n_all * sizeof *run->p_diff_values);
+        if (!run->rows || !run->kld_slots || !run->kld_values || !run->p_diff_values)
+            return false;
+    }
+    return true;
+}
+
+inf_perplexity *inf_perplexity_new(inf_session *session, const inf_token *tokens, size_t n_tokens,
+                                   const inf_perplexity_params *params, char *err,
+                                   size_t err_size)
+{
+    inf_perplexity *run = calloc(1, sizeof *run);
+    if (!run) {
+        inf_eval_set_error(err, err_size, "out of memory");
+        return NULL;
+    }
+    const inf_model *model = inf_session_model(session);
+    const inf_vocab *vocab = inf_model_get_vocab(model);
+    run->session = session;
+    run->n_vocab = (int32_t)inf_model_get_hparams(model)->n_vocab;
+    run->n_threads = inf_session_get_params(session).n_threads;
+    run->bos = inf_vocab_adds_bos(vocab) ? inf_vocab_bos(vocab) : INF_TOKEN_NONE;
+    run->base = params->kld_base_in;
+    if (err && err_size)
+        err[0] = '\0';
+    if (!setup_tokens(run, tokens, n_tokens, params, err, err_size))
+        goto fail;
+    if (params->kld_base_out) {
+        run->writer = inf_kld_base_writer_create(params->kld_base_out, run->n_ctx, run->n_vocab,
+                                                 run->n_chunks, run->tokens, err, err_size);
+        if (!run->writer)
+            goto fail;
+    }
+    if (!setup_buffers(run))
+        goto fail;
+    return run;
+fail:
+    if (err && err_size && !err[0])
+        inf_eval_set_error(err, err_size, "out of memory");
+    inf_perplexity_free(run);
+    return NULL;
+}
+
+void inf_perplexity_free(inf_perplexity *run)
+{
+    if (!run)
+        return;
+    inf_kld_base_writer_abort(run->writer);
+    free(run->tokens);
+    free(run->batch);
+    free(run->nll);
+    free(run->rows);
+    free(run->kld_slots);
+    free(run->kld_values);
+    free(run->p_diff_values);
+    free(run);
+}
+
+int32_t inf_perplexity_n_chunks(const inf_perplexity *run) { return run->n_chunks; }
+int32_t inf_perplexity_scored_per_chunk(const inf_perplexity *run) { return run->n_scored; }
+const inf_ppl_stats *inf_perplexity_stats(const inf_perplexity *run) { return &run->stats; }
+
+const inf_kld_stats *inf_perplexity_kld_stats(const inf_perplexity *run)
+{
+    return run->base ? &run->kld : NULL;
+}
+
+/* Score the chunk's positions: plain, writing base rows, or comparing with base rows. */
+static void score_chunk(inf_perplexity *run, const float *logits, const inf_token *chunk,
+                        int32_t index)
+{
+    const int32_t n_vocab = run->n_vocab;
+    const size_t row_words = inf_logprob_row_words(n_vocab);
+    float *kld_out = run->base ? run->kld_values + (size_t)index * run->n_scored : NULL;
+    float *p_diff_out = run->base ? run->p_diff_values + (size_t)index * run->n_scored : NULL;
+#pragma omp parallel for schedule(static) num_threads(run->n_threads > 0 ? run->n_threads : 1)
+    for (int32_t r = 0; r < run->n_scored; r++) {
+        const float *row_logits = logits + (size_t)r * n_vocab;
+        const inf_token next = chunk[run->first + r + 1];
+        if (run->base) {
+            inf_kld_stats *slot = &run->kld_slots[r];
+            memset(slot, 0, sizeof *slot);
+            kld_out[r] = (float)inf_kld_token(row_logits, n_vocab, run->rows + r * row_words, next,
+                                              slot, &p_diff_out[r]);
+        } else if (run->writer) {
+            run->nll[r] = inf_logprob_row_encode(row_logits, n_vocab, next,
+                                                 run->rows + r * row_words);
+        } else {
+            run->nll[r] = inf_token_nll(row_logits, n_vocab, next);
+        }
+    }
+    if (run->base) {
+        for (int32_t r = 0; r < run->n_scored; r++) {
+            inf_kld_stats_merge(&run->kld, &run->kld_slots[r]);
+            run->nll[r] = run->kld_slots[r].sum_nll;
+        }
+    }
+    for (int32_t r = 0; r < run->n_scored; r++)
+        inf_ppl_stats_add(&run->stats, run->nll[r]);
+}
+
+inf_status inf_perplexity_next(inf_perplexity *run, inf_chunk_result *result, char *err,
+                               size_t err_size)
+{
+    if (run->next_chunk >= run->n_chunks) {
+        inf_eval_set_error(err, err_size, "all %d chunks have been evaluated", run->n_chunks);
+        return INF_ERR_USAGE;
+    }
+    const double start = seconds_now();
+    const int32_t index = run->next_chunk;
+    const inf_token *chunk = run->tokens + (size_t)index * run->n_ctx;
+    memcpy(run->batch, chunk, (size_t)run->n_ctx * sizeof *chunk);
+    if (run->bos != INF_TOKEN_NONE)
+        run->batch[0] = run->bos;
+    inf_status status;
+    if (run->base) {
+        status = inf_kld_base_read_chunk(run->base, index, run->rows, err, err_size);
+        if (status != INF_OK)
+            return status;
+    }
+    inf_session_reset(run->session);
+    status = inf_session_decode(run->session, run->batch, run->n_ctx, run->first);
+    if (status != INF_OK) {
+        inf_eval_set_error(err, err_size, "chunk %d: %s", index + 1,
+                           inf_session_error(run->session));
+        return status;
+    }
+    const float *logits = inf_session_logits(run->session, NULL);
+    const inf_kld_stats kld_before = run->kld;
+    score_chunk(run, logits, chunk, index);
+    if (run->writer) {
+        status = inf_kld_base_writer_write(run->writer, run->rows, (size_t)run->n_scored, err,
+                                           err_size);
+        if (status != INF_OK)
+            return status;
+    }
+    double chunk_sum = 0;
+    for (int32_t r = 0; r < run->n_scored; r++)
+        chunk_sum += run->nll[r];
+    result->index = index;
+    result->ppl = inf_ppl_stats_ppl(&run->stats);
+    result->chunk_ppl = exp(chunk_sum / run->n_scored);
+    result->chunk_kld = run->base ? (run->kld.sum_kld - kld_before.sum_kld) / run->n_scored : NAN;
+    result->seconds = seconds_now() - start;
+    run->next_chunk++;
+    return INF_OK;
+}
+
+inf_status inf_perplexity_finish(inf_perplexity *run, char *err, size_t err_size)
+{
+    if (!run->writer)
+        return INF_OK;
+    inf_kld_base_writer *writer = run->writer;
+    run->writer = NULL;
+    return inf_kld_base_writer_finish(writer, err, err_size);
+}
+
+inf_kld_summary inf_perplexity_kld_summary(inf_perplexity *run)
+{
+    if (!run->base) {
+        inf_kld_summary none = {0};
+        return none;
+    }
+    size_t n = (size_t)run->next_chunk * (size_t)run->n_scored;
+    return inf_kld_summarize(&run->kld, run->kld_values, run->p_diff_values, n);
+}

@@ -1,0 +1,166 @@
+/* llama_graph.c - the Llama forward pass of one batch as an engine graph.
+ *
+ * Shapes (dimension 0 first): activations are [n_embd, n_tokens]; per layer the K cache is
+ * [n_embd_kv, n_ctx] (one row per position) and the V cache is stored transposed, [n_ctx,
+ * n_embd_kv], so that the product with the attention weights reads contiguous rows of
+ * positions. New keys and values are copied into the cache first (the graph is expanded with
+ * those copies before the reads are built, which orders them), then attention reads positions
+ * 0 .. n_past + n_tokens - 1 back from the cache, in the cache's type, as llama.cpp does. */
+#include <math.h>
+#include <stdio.h>
+
+#include "inf_ops.h"
+#include "model_internal.h"
+
+/* Upper bound of graph nodes per layer and for the rest (counted from the builder below with
+ * room to spare). */
+enum { NODES_PER_LAYER = 64, NODES_EXTRA = 64 };
+
+size_t llama_graph_context_size(const inf_model *model)
+{
+    size_t max_nodes = (size_t)model->hparams.n_layer * NODES_PER_LAYER + NODES_EXTRA;
+    return 2 * max_nodes * inf_tensor_overhead() + inf_graph_overhead(max_nodes);
+}
+
+/* Everything the per-layer builders need. */
+typedef struct builder {
+    const inf_model *model;
+    const inf_model_hparams *hp;
+    inf_context *ctx;
+    inf_graph *graph;
+    llama_batch_shape shape;
+    inf_tensor *positions;
+    bool ok;
+} builder;
+
+static inf_tensor *norm(builder *b, inf_tensor *x, inf_tensor *weight)
+{
+    return inf_mul(b->ctx, inf_rms_norm(b->ctx, x, b->hp->rms_eps), weight);
+}
+
+/* w * x (+ bias when present). */
+static inf_tensor *linear(builder *b, inf_tensor *w, inf_tensor *bias, inf_tensor *x)
+{
+    inf_tensor *y = inf_mul_mat(b->ctx, w, x);
+    return bias ? inf_add(b->ctx, y, bias) : y;
+}
+
+/* Columns [begin, begin + n) of a 2-D activation. */
+static inf_tensor *columns(builder *b, inf_tensor *x, int32_t begin, int32_t n)
+{
+    if (!x)
+        return NULL;
+    return inf_view_2d(b->ctx, x, x->ne[0], n, x->nb[1], (size_t)begin * x->nb[1]);
+}
+
+/* Copy this batch's keys and values into the layer's cache and order the copies before any
+ * later read of the cache. */
+static void store_kv(builder *b, inf_tensor *k_cache, inf_tensor *v_cache, inf_tensor *k,
+                     inf_tensor *v)
+{
+    const int32_t n = b->shape.n_tokens;
+    const int64_t n_embd_kv = k_cache->ne[0];
+    inf_tensor *k_dst = inf_view_2d(b->ctx, k_cache, n_embd_kv, n, k_cache->nb[1],
+                                    (size_t)b->shape.n_past * k_cache->nb[1]);
+    inf_tensor *v_dst = inf_view_2d(b->ctx, v_cache, n, n_embd_kv, v_cache->nb[1],
+                                    (size_t)b->shape.n_past * v_cache->nb[0]);
+    inf_tensor *k_stored = inf_cpy(b->ctx, k, k_dst);
+    inf_tensor *v_stored = inf_cpy(b->ctx, inf_transpose(b->ctx, v), v_dst);
+    if (!k_stored || !v_stored || inf_graph_expand(b->graph, k_stored) != INF_OK ||
+        inf_graph_expand(b->graph, v_stored) != INF_OK)
+        b->ok = false;
+}
+
+/* Grouped-query attention of q ([head, n_head, n_tokens]) over the cached positions. Returns
+ * [n_embd_q, n_tokens]. */
+static inf_tensor *attention(builder *b, inf_tensor *k_cache, inf_tensor *v_cache, inf_tensor *q)
+{
+    const inf_model_hparams *hp = b->hp;
+    const int64_t head = hp->n_embd_head;
+    const int64_t n_kv = b->shape.n_past + b->shape.n_tokens;
+    const size_t k_head_bytes = inf_type_row_size(k_cache->type, head);
+    inf_tensor *k = inf_view_3d(b->ctx, k_cache, head, n_kv, hp->n_head_kv, k_cache->nb[1],
+                                k_head_bytes, 0);
+    inf_tensor *v = inf_view_3d(b->ctx, v_cache, n_kv, head, hp->n_head_kv, v_cache->nb[1],
+                                (size_t)head * v_cache->nb[1], 0);
+    inf_tensor *q_heads = inf_permute(b->ctx, q, 0, 2, 1, 3);         /* [head, n, n_head] */
+    inf_tensor *kq = inf_mul_mat(b->ctx, k, q_heads);                  /* [n_kv, n, n_head] */
+    kq = inf_soft_max_causal(b->ctx, kq, 1.0f / sqrtf((float)head), b->shape.n_past);
+    inf_tensor *kqv = inf_mul_mat(b->ctx, v, kq);                      /* [head, n, n_head] */
+    inf_tensor *merged = inf_cont(b->ctx, inf_permute(b->ctx, kqv, 0, 2, 1, 3));
+    return inf_reshape_2d(b->ctx, merged, head * hp->n_head, b->shape.n_tokens);
+}
+
+/* One transformer block. In the last block only the columns whose logits are wanted go on
+ * past attention (the others only had to reach the cache). */
+static inf_tensor *layer_forward(builder *b, const llama_layer *w, inf_tensor *k_cache,
+                                 inf_tensor *v_cache, inf_tensor *x, bool last)
+{
+    const inf_model_hparams *hp = b->hp;
+    const int32_t n = b->shape.n_tokens;
+    inf_tensor *cur = norm(b, x, w->attn_norm);
+    inf_tensor *q = inf_reshape_3d(b->ctx, linear(b, w->wq, w->bq, cur), hp->n_embd_head,
+                                   hp->n_head, n);
+    inf_tensor *k = inf_reshape_3d(b->ctx, linear(b, w->wk, w->bk, cur), hp->n_embd_head,
+                                   hp->n_head_kv, n);
+    inf_tensor *v = linear(b, w->wv, w->bv, cur);
+    q = inf_rope(b->ctx, q, b->positions, (int)hp->n_rot, INF_ROPE_NORMAL, hp->rope_freq_base,
+                 hp->rope_freq_scale);
+    k = inf_rope(b->ctx, k, b->positions, (int)hp->n_rot, INF_ROPE_NORMAL, hp->rope_freq_base,
+                 hp->rope_freq_scale);
+    if (!q || !k || !v) {
+        b->ok = false;
+        return NULL;
+    }
+    store_kv(b, k_cache, v_cache, k, v);
+    if (last && b->shape.n_out == 0)
+        return NULL;
+    cur = attention(b, k_cache, v_cache, q);
+    if (last && b->shape.n_out < n) {
+        cur = columns(b, cur, b->shape.out_begin, b->shape.n_out);
+        x = columns(b, x, b->shape.out_begin, b->shape.n_out);
+    }
+    x = inf_add(b->ctx, x, linear(b, w->wo, w->bo, cur));
+    cur = norm(b, x, w->ffn_norm);
+    inf_tensor *gate = linear(b, w->ffn_gate, w->ffn_gate_b, cur);
+    inf_tensor *up = linear(b, w->ffn_up, w->ffn_up_b, cur);
+    cur = linear(b, w->ffn_down, w->ffn_down_b, inf_swiglu(b->ctx, gate, up));
+    return inf_add(b->ctx, x, cur);
+}
+
+bool llama_build_graph(const inf_model *model, inf_context *ctx, inf_tensor *const *k_cache,
+                       inf_tensor *const *v_cache, llama_batch_shape shape, llama_graph *out,
+                       char *err, size_t err_size)
+{
+    const inf_model_hparams *hp = &model->hparams;
+    size_t max_nodes = (size_t)hp->n_layer * NODES_PER_LAYER + NODES_EXTRA;
+    builder b = {model, hp, ctx, inf_graph_new(ctx, max_nodes), shape, NULL, true};
+    out->logits = NULL;
+    out->tokens = inf_tensor_new_1d(ctx, GGUF_TENSOR_I32, shape.n_tokens);
+    out->positions = inf_tensor_new_1d(ctx, GGUF_TENSOR_I32, shape.n_tokens);
+    b.positions = out->positions;
+    if (out->tokens && out->positions) {
+        inf_tensor_set_input(inf_tensor_set_name(out->tokens, "tokens"));
+        inf_tensor_set_input(inf_tensor_set_name(out->positions, "positions"));
+    }
+    inf_tensor *x = inf_get_rows(ctx, model->tok_embd, out->tokens);
+    for (uint32_t il = 0; il < hp->n_layer && b.ok && b.graph; il++)
+        x = layer_forward(&b, &model->layers[il], k_cache[il], v_cache[il], x,
+                          il + 1 == hp->n_layer);
+    if (shape.n_out > 0 && b.ok) {
+        x = norm(&b, x, model->output_norm);
+        out->logits = inf_mul_mat(ctx, model->output, x);
+        if (out->logits) {
+            inf_tensor_set_output(inf_tensor_set_name(out->logits, "logits"));
+            b.ok = inf_graph_expand(b.graph, out->logits) == INF_OK;
+        }
+    }
+    const char *message = inf_context_error(ctx);
+    if (!b.graph || !b.ok || message || (shape.n_out > 0 && !out->logits)) {
+        snprintf(err, err_size, "building the forward graph failed: %s",
+                 message ? message : "graph too large");
+        return false;
+    }
+    out->graph = b.graph;
+    return true;
+}

@@ -1,0 +1,74 @@
+/* model_internal.h - what a loaded Llama model holds, shared by the loader, the session and the
+ * graph builder of libinfer/src/model. */
+#ifndef MODEL_INTERNAL_H
+#define MODEL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "inf_backend.h"
+#include "inf_graph.h"
+#include "inf_model.h"
+#include "inf_tensor.h"
+
+/* The weights of one transformer block. Biases are NULL when the file has none. */
+typedef struct llama_layer {
+    inf_tensor *attn_norm;
+    inf_tensor *wq, *wk, *wv, *wo;
+    inf_tensor *bq, *bk, *bv, *bo;
+    inf_tensor *ffn_norm;
+    inf_tensor *ffn_gate, *ffn_up, *ffn_down;
+    inf_tensor *ffn_gate_b, *ffn_up_b, *ffn_down_b;
+} llama_layer;
+
+struct inf_model {
+    gguf_file *file;
+    inf_model_hparams hparams;
+    inf_vocab *vocab;
+    inf_context *weights;       /* no-data context holding the weight tensors */
+    inf_buffer *weight_buffer;  /* wraps the file's data section; tensors are bound into it */
+    inf_tensor *tok_embd;
+    inf_tensor *output_norm;
+    inf_tensor *output;         /* output.weight, or tok_embd when the file ties them */
+    llama_layer *layers;        /* hparams.n_layer */
+    uint64_t weight_bytes;
+    uint64_t n_params;
+    bool locked;                /* the data section is mlock'ed */
+};
+
+/* Read the hyper-parameters of a "llama" file into *hp (n_vocab is left 0 for the loader).
+ * False with a message in err on a missing, mistyped or inconsistent key. */
+bool llama_read_hparams(const gguf_file *file, inf_model_hparams *hp, char *err, size_t err_size);
+
+/* Create and bind every weight tensor of a "llama" file (model->file, hparams and vocab are set).
+ * False with a message naming the tensor on a missing, mis-shaped, mistyped or unexpected one. */
+bool llama_bind_weights(inf_model *model, char *err, size_t err_size);
+
+/* What one forward graph computes. */
+typedef struct llama_batch_shape {
+    int32_t n_tokens;   /* tokens in this graph */
+    int32_t n_past;     /* cache positions before them */
+    int32_t out_begin;  /* first token (0-based in this graph) whose logits are wanted */
+    int32_t n_out;      /* tokens with logits: n_tokens - out_begin, or 0 for none */
+} llama_batch_shape;
+
+/* The forward graph of one batch, built in `ctx` (a no-data context of
+ * llama_graph_context_size() bytes). */
+typedef struct llama_graph {
+    inf_graph *graph;
+    inf_tensor *tokens;    /* I32 [n_tokens], input */
+    inf_tensor *positions; /* I32 [n_tokens], input */
+    inf_tensor *logits;    /* F32 [n_vocab, n_out], output; NULL when n_out is 0 */
+} llama_graph;
+
+/* Bytes of the no-data context one forward graph needs. */
+size_t llama_graph_context_size(const inf_model *model);
+
+/* Build the forward pass of `shape` over the caches k_cache[l] ([n_embd_k_gqa, n_ctx]) and
+ * v_cache[l] ([n_ctx, n_embd_v_gqa], transposed so that attention reads rows of positions).
+ * False with the context's message in err when a constructor fails. */
+bool llama_build_graph(const inf_model *model, inf_context *ctx, inf_tensor *const *k_cache,
+                       inf_tensor *const *v_cache, llama_batch_shape shape, llama_graph *out,
+                       char *err, size_t err_size);
+
+#endif

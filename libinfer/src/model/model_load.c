@@ -1,0 +1,273 @@
+/* model_load.c - opening a Llama GGUF file: architecture, hyper-parameters, vocabulary, and the
+ * weight tensors bound in place to the file's data (zero copy). Every tensor the graph needs is
+ * checked by name against the shape the hyper-parameters imply; tensors the graph would ignore
+ * are refused, since they mean a model variant whose numbers would silently be wrong. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "model_internal.h"
+
+/* Symbolic sizes of weight dimensions, resolved from the hyper-parameters. */
+typedef enum dim { DIM_ONE, DIM_EMBD, DIM_Q, DIM_KV, DIM_FF, DIM_VOCAB } dim;
+
+/* One per-layer weight: "blk.<i>.<name>", stored at `offset` in llama_layer. Vectors have
+ * ne1 DIM_ONE and must be F32; matrices may have any type (the session checks the engine can
+ * multiply it). */
+typedef struct layer_tensor_spec {
+    const char *name;
+    size_t offset;
+    dim ne0, ne1;
+    bool optional;
+} layer_tensor_spec;
+
+#define LAYER_FIELD(field) offsetof(llama_layer, field)
+static const layer_tensor_spec LAYER_TENSORS[] = {
+    {"attn_norm.weight", LAYER_FIELD(attn_norm), DIM_EMBD, DIM_ONE, false},
+    {"attn_q.weight", LAYER_FIELD(wq), DIM_EMBD, DIM_Q, false},
+    {"attn_k.weight", LAYER_FIELD(wk), DIM_EMBD, DIM_KV, false},
+    {"attn_v.weight", LAYER_FIELD(wv), DIM_EMBD, DIM_KV, false},
+    {"attn_output.weight", LAYER_FIELD(wo), DIM_Q, DIM_EMBD, false},
+    {"attn_q.bias", LAYER_FIELD(bq), DIM_Q, DIM_ONE, true},
+    {"attn_k.bias", LAYER_FIELD(bk), DIM_KV, DIM_ONE, true},
+    {"attn_v.bias", LAYER_FIELD(bv), DIM_KV, DIM_ONE, true},
+    {"attn_output.bias", LAYER_FIELD(bo), DIM_EMBD, DIM_ONE, true},
+    {"ffn_norm.weight", LAYER_FIELD(ffn_norm), DIM_EMBD, DIM_ONE, false},
+    {"ffn_gate.weight", LAYER_FIELD(ffn_gate), DIM_EMBD, DIM_FF, false},
+    {"ffn_up.weight", LAYER_FIELD(ffn_up), DIM_EMBD, DIM_FF, false},
+    {"ffn_down.weight", LAYER_FIELD(ffn_down), DIM_FF, DIM_EMBD, false},
+    {"ffn_gate.bias", LAYER_FIELD(ffn_gate_b), DIM_FF, DIM_ONE, true},
+    {"ffn_up.bias", LAYER_FIELD(ffn_up_b), DIM_FF, DIM_ONE, true},
+    {"ffn_down.bias", LAYER_FIELD(ffn_down_b), DIM_EMBD, DIM_ONE, true},
+};
+#define N_LAYER_TENSORS (sizeof LAYER_TENSORS / sizeof LAYER_TENSORS[0])
+
+/* Why a tensor the graph does not use is in the file, when the name tells. */
+static const struct {
+    const char *fragment;
+    const char *reason;
+} UNSUPPORTED_TENSORS[] = {
+    {"rope_freqs", "Llama 3 rope frequency factors are not supported"},
+    {"ffn_gate_inp", "mixture-of-experts layers are not supported"},
+    {"_exps", "mixture-of-experts layers are not supported"},
+    {"attn_qkv", "fused QKV projections are not supported"},
+};
+
+static int64_t dim_size(const inf_model_hparams *hp, dim d)
+{
+    switch (d) {
+    case DIM_ONE: return 1;
+    case DIM_EMBD: return hp->n_embd;
+    case DIM_Q: return (int64_t)hp->n_embd_head * hp->n_head;
+    case DIM_KV: return (int64_t)hp->n_embd_head * hp->n_head_kv;
+    case DIM_FF: return hp->n_ff;
+    case DIM_VOCAB: return hp->n_vocab;
+    }
+    return 0;
+}
+
+/* Loading state: which file tensors have been taken. */
+typedef struct loader {
+    inf_model *model;
+    bool *used;
+    char *err;
+    size_t err_size;
+} loader;
+
+/* Create the weight `name` with shape [ne0, ne1] and bind it to its data in the file. *out is
+ * NULL (and true returned) when an optional tensor is absent. */
+static bool bind_tensor(loader *ld, const char *name, int64_t ne0, int64_t ne1, bool optional,
+                        inf_tensor **out)
+{
+    inf_model *m = ld->model;
+    const char *path = gguf_path(m->file);
+    *out = NULL;
+    int64_t index = gguf_find_tensor(m->file, name);
+    if (index < 0) {
+        if (!optional)
+            snprintf(ld->err, ld->err_size, "%s: missing tensor %s (expected shape [%lld, %lld])",
+                     path, name, (long long)ne0, (long long)ne1);
+        return optional;
+    }
+    const gguf_tensor_info *info = gguf_tensor(m->file, index);
+    if ((int64_t)info->ne[0] != ne0 || (int64_t)info->ne[1] != ne1 || info->ne[2] != 1 ||
+        info->ne[3] != 1) {
+        snprintf(ld->err, ld->err_size, "%s: tensor %s has shape [%llu, %llu, %llu, %llu], "
+                 "expected [%lld, %lld]", path, name, (unsigned long long)info->ne[0],
+                 (unsigned long long)info->ne[1], (unsigned long long)info->ne[2],
+                 (unsigned long long)info->ne[3], (long long)ne0, (long long)ne1);
+        return false;
+    }
+    if (ne1 == 1 && info->type != GGUF_TENSOR_F32) {
+        const gguf_tensor_type_info *ti = gguf_tensor_type_info_get(info->type);
+        snprintf(ld->err, ld->err_size, "%s: tensor %s has type %s, expected f32", path, name,
+                 ti ? ti->name : "unknown");
+        return false;
+    }
+    int64_t ne[2] = {ne0, ne1};
+    inf_tensor *t = inf_tensor_new(m->weights, info->type, 2, ne);
+    if (!t || inf_buffer_bind_tensor(m->weight_buffer, t, info->data) != INF_OK) {
+        snprintf(ld->err, ld->err_size, "%s: tensor %s: %s", path, name,
+                 inf_context_error(m->weights) ? inf_context_error(m->weights)
+                                               : "data outside the file");
+        return false;
+    }
+    inf_tensor_set_name(t, "%s", name);
+    ld->used[index] = true;
+    m->weight_bytes += info->size;
+    m->n_params += gguf_tensor_elements(info);
+    *out = t;
+    return true;
+}
+
+static bool bind_layer(loader *ld, uint32_t il)
+{
+    const inf_model_hparams *hp = &ld->model->hparams;
+    llama_layer *layer = &ld->model->layers[il];
+    for (size_t i = 0; i < N_LAYER_TENSORS; i++) {
+        const layer_tensor_spec *spec = &LAYER_TENSORS[i];
+        char name[96];
+        snprintf(name, sizeof name, "blk.%u.%s", il, spec->name);
+        inf_tensor **slot = (inf_tensor **)((char *)layer + spec->offset);
+        if (!bind_tensor(ld, name, dim_size(hp, spec->ne0), dim_size(hp, spec->ne1),
+                         spec->optional, slot))
+            return false;
+    }
+    return true;
+}
+
+/* Refuse a file tensor no slot took, saying why when the name tells. */
+static bool check_all_used(const loader *ld)
+{
+    const gguf_file *file = ld->model->file;
+    for (int64_t i = 0; i < gguf_tensor_count(file); i++) {
+        if (ld->used[i])
+            continue;
+        const char *name = gguf_tensor(file, i)->name;
+        const char *reason = "it is not part of a Llama model";
+        for (size_t r = 0; r < sizeof UNSUPPORTED_TENSORS / sizeof UNSUPPORTED_TENSORS[0]; r++)
+            if (strstr(name, UNSUPPORTED_TENSORS[r].fragment))
+                reason = UNSUPPORTED_TENSORS[r].reason;
+        snprintf(ld->err, ld->err_size, "%s: unexpected tensor %s: %s", gguf_path(file), name,
+                 reason);
+        return false;
+    }
+    return true;
+}
+
+bool llama_bind_weights(inf_model *m, char *err, size_t err_size)
+{
+    const inf_model_hparams *hp = &m->hparams;
+    int64_t n_tensors = gguf_tensor_count(m->file);
+    loader ld = {m, calloc((size_t)n_tensors + 1, sizeof(bool)), err, err_size};
+    m->layers = calloc(hp->n_layer, sizeof *m->layers);
+    m->weights = inf_context_new(((size_t)n_tensors + 1) * inf_tensor_overhead(), true);
+    m->weight_buffer = inf_buffer_wrap((void *)gguf_data(m->file), gguf_data_size(m->file), true);
+    if (!ld.used || !m->layers || !m->weights || !m->weight_buffer) {
+        snprintf(err, err_size, "%s: out of memory", gguf_path(m->file));
+        free(ld.used);
+        return false;
+    }
+    bool ok = bind_tensor(&ld, "token_embd.weight", hp->n_embd, hp->n_vocab, false, &m->tok_embd) &&
+              bind_tensor(&ld, "output_norm.weight", hp->n_embd, 1, false, &m->output_norm) &&
+              bind_tensor(&ld, "output.weight", hp->n_embd, hp->n_vocab, true, &m->output);
+    for (uint32_t il = 0; ok && il < hp->n_layer; il++)
+        ok = bind_layer(&ld, il);
+    ok = ok && check_all_used(&ld);
+    if (ok && !m->output)
+        m->output = m->tok_embd;
+    free(ld.used);
+    return ok;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The public loader
+ * ------------------------------------------------------------------------------------------- */
+
+inf_model_params inf_model_default_params(void)
+{
+    inf_model_params p = {.use_mmap = true, .use_mlock = false};
+    return p;
+}
+
+static bool check_architecture(const gguf_file *file, char *err, size_t err_size)
+{
+    const char *arch = NULL;
+    gguf_status st = gguf_get_string(file, "general.architecture", &arch);
+    if (st != GGUF_OK) {
+        snprintf(err, err_size, "%s: %s metadata key general.architecture", gguf_path(file),
+                 st == GGUF_ERR_NOT_FOUND ? "missing" : "non-string");
+        return false;
+    }
+    if (strcmp(arch, "llama") != 0) {
+        snprintf(err, err_size, "%s: unsupported architecture '%s' (only 'llama' is supported)",
+                 gguf_path(file), arch);
+        return false;
+    }
+    return true;
+}
+
+static bool lock_weights(inf_model *m, char *err, size_t err_size)
+{
+    if (mlock(gguf_data(m->file), gguf_data_size(m->file)) != 0) {
+        snprintf(err, err_size, "%s: cannot lock %.1f MiB of weights in memory: %s (see ulimit -l)",
+                 gguf_path(m->file), gguf_data_size(m->file) / 1048576.0, strerror(errno));
+        return false;
+    }
+    m->locked = true;
+    return true;
+}
+
+inf_model *inf_model_load(const char *path, const inf_model_params *params, char *err,
+                          size_t err_size)
+{
+    inf_model_params p = params ? *params : inf_model_default_params();
+    inf_model *m = calloc(1, sizeof *m);
+    if (!m) {
+        snprintf(err, err_size, "%s: out of memory", path);
+        return NULL;
+    }
+    gguf_error gerr;
+    m->file = gguf_open(path, p.use_mmap ? GGUF_OPEN_MMAP : GGUF_OPEN_READ, &gerr);
+    if (!m->file) {
+        snprintf(err, err_size, "%s", gerr.message);
+        free(m);
+        return NULL;
+    }
+    bool ok = check_architecture(m->file, err, err_size) &&
+              llama_read_hparams(m->file, &m->hparams, err, err_size) &&
+              (m->vocab = inf_vocab_load(m->file, err, err_size)) != NULL;
+    if (ok) {
+        m->hparams.n_vocab = (uint32_t)inf_vocab_n_tokens(m->vocab);
+        ok = llama_bind_weights(m, err, err_size) && (!p.use_mlock || lock_weights(m, err,
+                                                                                   err_size));
+    }
+    if (!ok) {
+        inf_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void inf_model_free(inf_model *m)
+{
+    if (!m)
+        return;
+    if (m->locked)
+        munlock(gguf_data(m->file), gguf_data_size(m->file));
+    inf_buffer_free(m->weight_buffer);
+    inf_context_free(m->weights);
+    free(m->layers);
+    inf_vocab_free(m->vocab);
+    gguf_close(m->file);
+    free(m);
+}
+
+const inf_model_hparams *inf_model_get_hparams(const inf_model *m) { return &m->hparams; }
+const inf_vocab *inf_model_get_vocab(const inf_model *m) { return m->vocab; }
+const gguf_file *inf_model_get_file(const inf_model *m) { return m->file; }
+uint64_t inf_model_weight_bytes(const inf_model *m) { return m->weight_bytes; }
+uint64_t inf_model_n_params(const inf_model *m) { return m->n_params; }

@@ -1,0 +1,292 @@
+/* session.c - a decoding context: KV cache, CPU backend, and a graph allocator whose compute
+ * buffer is planned once for the largest graph, then reused by every batch. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inf_alloc.h"
+#include "inf_backend.h"
+#include "model_internal.h"
+
+struct inf_session {
+    inf_model *model;
+    inf_session_params params;
+    inf_backend *backend;
+    inf_context *kv_ctx;
+    inf_buffer *kv_buffer;
+    inf_tensor **k_cache;  /* per layer [n_embd_kv, n_ctx] */
+    inf_tensor **v_cache;  /* per layer [n_ctx, n_embd_kv] */
+    inf_graph_allocator *allocator;
+    size_t compute_bytes;
+    int32_t n_past;
+    float *logits;         /* n_rows rows of n_vocab */
+    size_t logits_capacity; /* floats */
+    int32_t n_logits_rows;
+    char error[512];
+};
+
+static void set_error(inf_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_error(inf_session *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->error, sizeof s->error, fmt, ap);
+    va_end(ap);
+}
+
+inf_session_params inf_session_default_params(void)
+{
+    inf_session_params p = {.n_ctx = 512, .n_batch = 512, .n_threads = 0,
+                            .kv_type = GGUF_TENSOR_F16};
+    return p;
+}
+
+static bool check_params(const inf_model *model, const inf_session_params *p, char *err,
+                         size_t err_size)
+{
+    const uint32_t n_ctx_train = model->hparams.n_ctx_train;
+    if (p->n_ctx < 1 || (uint32_t)p->n_ctx > n_ctx_train) {
+        snprintf(err, err_size, "context of %d tokens is out of range: the model was trained "
+                 "for %u", p->n_ctx, n_ctx_train);
+        return false;
+    }
+    if (p->n_batch < 1 || p->n_batch > p->n_ctx) {
+        snprintf(err, err_size, "batch of %d tokens is out of range 1..%d (the context)",
+                 p->n_batch, p->n_ctx);
+        return false;
+    }
+    if (p->kv_type != GGUF_TENSOR_F16 && p->kv_type != GGUF_TENSOR_F32) {
+        snprintf(err, err_size, "KV cache type must be f16 or f32");
+        return false;
+    }
+    return true;
+}
+
+/* One K and one V tensor per layer in one buffer. */
+static bool create_kv_cache(inf_session *s, char *err, size_t err_size)
+{
+    const inf_model_hparams *hp = &s->model->hparams;
+    const int64_t n_embd_kv = (int64_t)hp->n_embd_head * hp->n_head_kv;
+    s->k_cache = calloc(hp->n_layer, sizeof *s->k_cache);
+    s->v_cache = calloc(hp->n_layer, sizeof *s->v_cache);
+    s->kv_ctx = inf_context_new(2 * (size_t)hp->n_layer * inf_tensor_overhead(), true);
+    if (!s->k_cache || !s->v_cache || !s->kv_ctx) {
+        snprintf(err, err_size, "out of memory for the KV cache");
+        return false;
+    }
+    for (uint32_t il = 0; il < hp->n_layer; il++) {
+        s->k_cache[il] = inf_tensor_new_2d(s->kv_ctx, s->params.kv_type, n_embd_kv,
+                                           s->params.n_ctx);
+        s->v_cache[il] = inf_tensor_new_2d(s->kv_ctx, s->params.kv_type, s->params.n_ctx,
+                                           n_embd_kv);
+        inf_tensor_set_name(s->k_cache[il], "k_cache.%u", il);
+        inf_tensor_set_name(s->v_cache[il], "v_cache.%u", il);
+    }
+    if (inf_context_error(s->kv_ctx)) {
+        snprintf(err, err_size, "KV cache: %s", inf_context_error(s->kv_ctx));
+        return false;
+    }
+    s->kv_buffer = inf_backend_alloc_context_tensors(s->backend, s->kv_ctx, err, err_size);
+    return s->kv_buffer != NULL;
+}
+
+/* The first node of `graph` the backend cannot compute, described for an error message. */
+static bool check_supported(inf_session *s, const inf_graph *graph, char *err, size_t err_size)
+{
+    for (int i = 0; i < inf_graph_n_nodes(graph); i++) {
+        const inf_tensor *node = inf_graph_node(graph, i);
+        if (inf_backend_supports(s->backend, node))
+            continue;
+        const inf_tensor *a = node->src[0];
+        const gguf_tensor_type_info *ti = a ? gguf_tensor_type_info_get(a->type) : NULL;
+        snprintf(err, err_size, "the %s backend cannot compute %s of %s (type %s)",
+                 inf_backend_name(s->backend), inf_op_name(node->op), a ? a->name : "?",
+                 ti ? ti->name : "?");
+        return false;
+    }
+    return true;
+}
+
+/* Plan the compute buffer for the largest graph: a full batch at the end of a full cache with
+ * params.n_batch outputs. */
+static bool reserve_compute(inf_session *s, char *err, size_t err_size)
+{
+    llama_batch_shape shape = {s->params.n_batch, s->params.n_ctx - s->params.n_batch, 0,
+                               s->params.n_batch};
+    inf_context *ctx = inf_context_new(llama_graph_context_size(s->model), true);
+    s->allocator = inf_graph_allocator_new(s->backend);
+    if (!ctx || !s->allocator) {
+        inf_context_free(ctx);
+        snprintf(err, err_size, "out of memory");
+        return false;
+    }
+    llama_graph g;
+    bool ok = llama_build_graph(s->model, ctx, s->k_cache, s->v_cache, shape, &g, err, err_size) &&
+              check_supported(s, g.graph, err, err_size);
+    if (ok) {
+        inf_status st = inf_graph_allocator_reserve(s->allocator, g.graph);
+        if (st != INF_OK)
+            snprintf(err, err_size, "planning the compute buffer failed: %s", inf_strerror(st));
+        ok = st == INF_OK;
+    }
+    if (ok)
+        s->compute_bytes = inf_graph_allocator_stats(s->allocator).buffer_size +
+                           inf_backend_cpu_work_size(s->backend, g.graph);
+    inf_context_free(ctx);
+    return ok;
+}
+
+inf_session *inf_session_new(inf_model *model, const inf_session_params *params, char *err,
+                             size_t err_size)
+{
+    inf_session_params p = params ? *params : inf_session_default_params();
+    if (!check_params(model, &p, err, err_size))
+        return NULL;
+    inf_session *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, err_size, "out of memory");
+        return NULL;
+    }
+    s->model = model;
+    s->params = p;
+    s->backend = inf_backend_cpu_new(p.n_threads);
+    if (!s->backend) {
+        snprintf(err, err_size, "out of memory for the CPU backend");
+        inf_session_free(s);
+        return NULL;
+    }
+    if (!create_kv_cache(s, err, err_size) || !reserve_compute(s, err, err_size)) {
+        inf_session_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void inf_session_free(inf_session *s)
+{
+    if (!s)
+        return;
+    inf_graph_allocator_free(s->allocator);
+    inf_buffer_free(s->kv_buffer);
+    inf_context_free(s->kv_ctx);
+    inf_backend_free(s->backend);
+    free(s->k_cache);
+    free(s->v_cache);
+    free(s->logits);
+    free(s);
+}
+
+void inf_session_reset(inf_session *s) { s->n_past = 0; }
+int32_t inf_session_n_past(const inf_session *s) { return s->n_past; }
+inf_session_params inf_session_get_params(const inf_session *s) { return s->params; }
+const inf_model *inf_session_model(const inf_session *s) { return s->model; }
+size_t inf_session_kv_bytes(const inf_session *s) { return s->kv_buffer ? s->kv_buffer->size : 0; }
+size_t inf_session_compute_bytes(const inf_session *s) { return s->compute_bytes; }
+size_t inf_session_logits_bytes(const inf_session *s) { return s->logits_capacity * sizeof(float); }
+const char *inf_session_error(const inf_session *s) { return s->error; }
+
+const float *inf_session_logits(const inf_session *s, int32_t *n_rows)
+{
+    if (n_rows)
+        *n_rows = s->n_logits_rows;
+    return s->logits;
+}
+
+/* Make room for `rows` rows of logits. */
+static bool reserve_logits(inf_session *s, int32_t rows)
+{
+    size_t need = (size_t)rows * s->model->hparams.n_vocab;
+    if (need <= s->logits_capacity)
+        return true;
+    float *logits = realloc(s->logits, need * sizeof *logits);
+    if (!logits)
+        return false;
+    s->logits = logits;
+    s->logits_capacity = need;
+    return true;
+}
+
+/* Build, allocate and compute the graph of one batch; its logits go to row `row` onward. */
+static inf_status decode_batch(inf_session *s, const inf_token *tokens, llama_batch_shape shape,
+                               int32_t row)
+{
+    inf_context *ctx = inf_context_new(llama_graph_context_size(s->model), true);
+    if (!ctx) {
+        set_error(s, "out of memory for the graph");
+        return INF_ERR_NOMEM;
+    }
+    llama_graph g;
+    inf_status st = INF_OK;
+    if (!llama_build_graph(s->model, ctx, s->k_cache, s->v_cache, shape, &g, s->error,
+                           sizeof s->error))
+        st = INF_ERR_INVALID;
+    if (st == INF_OK && (st = inf_graph_allocator_alloc(s->allocator, g.graph)) != INF_OK)
+        set_error(s, "allocating the graph failed: %s", inf_strerror(st));
+    if (st == INF_OK) {
+        int32_t *pos = malloc((size_t)shape.n_tokens * sizeof *pos);
+        for (int32_t i = 0; pos && i < shape.n_tokens; i++)
+            pos[i] = shape.n_past + i;
+        size_t bytes = (size_t)shape.n_tokens * sizeof(int32_t);
+        st = !pos ? INF_ERR_NOMEM : inf_tensor_write(g.tokens, tokens, 0, bytes);
+        if (st == INF_OK)
+            st = inf_tensor_write(g.positions, pos, 0, bytes);
+        free(pos);
+        if (st != INF_OK)
+            set_error(s, "setting the graph inputs failed: %s", inf_strerror(st));
+    }
+    if (st == INF_OK && (st = inf_backend_compute(s->backend, g.graph)) != INF_OK)
+        set_error(s, "compute failed: %s", inf_backend_error(s->backend));
+    if (st == INF_OK && shape.n_out > 0) {
+        size_t row_bytes = (size_t)s->model->hparams.n_vocab * sizeof(float);
+        st = inf_tensor_read(g.logits, s->logits + (size_t)row * s->model->hparams.n_vocab, 0,
+                             row_bytes * (size_t)shape.n_out);
+        if (st != INF_OK)
+            set_error(s, "reading the logits failed: %s", inf_strerror(st));
+    }
+    inf_context_free(ctx);
+    return st;
+}
+
+inf_status inf_session_decode(inf_session *s, const inf_token *tokens, int32_t n_tokens,
+                              int32_t first_output)
+{
+    s->error[0] = '\0';
+    s->n_logits_rows = 0;
+    const int32_t n_vocab = (int32_t)s->model->hparams.n_vocab;
+    if (n_tokens < 1 || first_output < 0 || first_output > n_tokens) {
+        set_error(s, "bad batch: %d tokens, first output %d", n_tokens, first_output);
+        return INF_ERR_INVALID;
+    }
+    if (n_tokens > s->params.n_ctx - s->n_past) {
+        set_error(s, "%d tokens do not fit: %d of %d cache positions are used", n_tokens,
+                  s->n_past, s->params.n_ctx);
+        return INF_ERR_INVALID;
+    }
+    for (int32_t i = 0; i < n_tokens; i++) {
+        if (tokens[i] < 0 || tokens[i] >= n_vocab) {
+            set_error(s, "token %d at index %d is outside the vocabulary of %d", tokens[i], i,
+                      n_vocab);
+            return INF_ERR_INVALID;
+        }
+    }
+    if (!reserve_logits(s, n_tokens - first_output)) {
+        set_error(s, "out of memory for %d rows of logits", n_tokens - first_output);
+        return INF_ERR_NOMEM;
+    }
+    for (int32_t start = 0; start < n_tokens; start += s->params.n_batch) {
+        llama_batch_shape shape;
+        shape.n_tokens = n_tokens - start < s->params.n_batch ? n_tokens - start : s->params.n_batch;
+        shape.n_past = s->n_past;
+        shape.out_begin = first_output > start ? first_output - start : 0;
+        if (shape.out_begin > shape.n_tokens)
+            shape.out_begin = shape.n_tokens;
+        shape.n_out = shape.n_tokens - shape.out_begin;
+        inf_status st = decode_batch(s, tokens + start, shape, s->n_logits_rows);
+        if (st != INF_OK)
+            return st;
+        s->n_past += shape.n_tokens;
+        s->n_logits_rows += shape.n_out;
+    }
+    return INF_OK;
+}
