@@ -1,0 +1,71 @@
+/* eval_tool.h - the parts of gguf-eval: command-line options, and the printing of results in
+ * llama-perplexity's formats (text) or as one JSON object. */
+#ifndef EVAL_TOOL_H
+#define EVAL_TOOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "inf_eval.h"
+#include "inf_model.h"
+
+enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
+typedef struct eval_options {
+    const char *model;
+    const char *text;
+    int32_t n_ctx;
+    bool n_ctx_given;
+    int32_t n_batch;
+    int n_threads;
+    int32_t n_chunks;
+    bool use_mmap;
+    bool use_mlock;
+    bool json;
+    const char *kld_base;   /* --kl-divergence-base FILE */
+    bool kld;               /* --kl-divergence: compare with kld_base instead of writing it */
+    const char *plot;
+    gguf_tensor_type kv_type;
+} eval_options;
+
+/* Parse argv. Returns 0 (run), or an exit code with *exit_now set (--help: 0, errors: 2 after a
+ * message on stderr). */
+int eval_options_parse(eval_options *opts, int argc, char **argv, bool *exit_now);
+
+/* Per-chunk results kept for the plot and the JSON. */
+typedef struct eval_history {
+    double *ppl;       /* running estimate after each chunk */
+    double *chunk_ppl;
+    double *chunk_kld; /* NULL without a base */
+    int32_t n;
+} eval_history;
+
+/* Everything the final report shows. */
+typedef struct eval_summary {
+    const eval_options *opts;
+    const inf_model *model;
+    const inf_session *session;
+    const char *text_member;  /* zip entry read, "" otherwise */
+    size_t n_text_tokens;     /* 0 in KLD mode */
+    int32_t n_ctx;
+    int32_t n_chunks;
+    int32_t n_scored;
+    const inf_ppl_stats *stats;
+    const inf_kld_summary *kld; /* NULL without a base */
+    const eval_history *history;
+    double seconds;           /* the chunk loop */
+    double tokens_per_second;
+    long peak_rss_kib;
+} eval_summary;
+
+/* Text output, as llama-perplexity prints it on stdout. */
+void eval_print_chunk(const inf_chunk_result *r, const inf_perplexity *run, bool kld, bool tty);
+void eval_print_final(const eval_summary *s);
+/* One JSON object on stdout. */
+void eval_print_json(const eval_summary *s);
+
+/* Start-up facts and the closing speed/memory line, on stderr. */
+void eval_print_setup(const eval_summary *s);
+void eval_print_speed(const eval_summary *s);
+
+#endif

@@ -1,0 +1,161 @@
+/* options.c - gguf-eval's command line: one table of options drives both parsing and --help. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval_tool.h"
+
+typedef enum option_id {
+    OPT_MODEL, OPT_TEXT, OPT_CTX, OPT_BATCH, OPT_THREADS, OPT_CHUNKS, OPT_NO_MMAP, OPT_MLOCK,
+    OPT_JSON, OPT_KLD_BASE, OPT_KLD, OPT_PLOT, OPT_KV_TYPE, OPT_HELP,
+} option_id;
+
+typedef struct option_spec {
+    option_id id;
+    const char *short_name; /* may be NULL */
+    const char *long_name;
+    const char *arg;        /* name of the argument, NULL for a flag */
+    const char *help;
+} option_spec;
+
+static const option_spec OPTIONS[] = {
+    {OPT_MODEL, "-m", "--model", "FILE", "the GGUF model to evaluate (required)"},
+    {OPT_TEXT, "-f", "--file", "FILE", "text to evaluate: plain, .gz or .zip (first file)"},
+    {OPT_CTX, "-c", "--ctx-size", "N", "tokens per chunk (default 512)"},
+    {OPT_BATCH, "-b", "--batch-size", "N", "most tokens per forward graph (default 512)"},
+    {OPT_THREADS, "-t", "--threads", "N", "CPU threads (default: one per core)"},
+    {OPT_CHUNKS, NULL, "--chunks", "N", "evaluate at most N chunks (default: all)"},
+    {OPT_NO_MMAP, NULL, "--no-mmap", NULL, "read the weights into memory instead of mapping"},
+    {OPT_MLOCK, NULL, "--mlock", NULL, "lock the weights in RAM"},
+    {OPT_JSON, NULL, "--json", NULL, "print the results as one JSON object"},
+    {OPT_KLD_BASE, NULL, "--kl-divergence-base", "FILE",
+     "write the log-probabilities here (or, with --kl-divergence, read them)"},
+    {OPT_KLD, NULL, "--kl-divergence", NULL,
+     "compare with the --kl-divergence-base file (its tokens replace -f)"},
+    {OPT_PLOT, NULL, "--plot", "FILE.svg", "draw per-chunk PPL (and KLD) as an SVG chart"},
+    {OPT_KV_TYPE, NULL, "--kv-type", "f16|f32", "KV cache type (default f16, as llama.cpp)"},
+    {OPT_HELP, "-h", "--help", NULL, "show this help"},
+};
+#define N_OPTIONS (sizeof OPTIONS / sizeof OPTIONS[0])
+
+static void print_help(void)
+{
+    printf("usage: gguf-eval -m MODEL -f TEXT [options]\n"
+           "       gguf-eval -m MODEL --kl-divergence-base BASE --kl-divergence [options]\n\n"
+           "Perplexity of a Llama GGUF model on a text, computed as llama.cpp's llama-perplexity\n"
+           "does; KL-divergence against a base model's log-probabilities.\n\noptions:\n");
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        char left[64];
+        snprintf(left, sizeof left, "%s%s%s%s%s", OPTIONS[i].short_name ? OPTIONS[i].short_name : "",
+                 OPTIONS[i].short_name ? ", " : "", OPTIONS[i].long_name,
+                 OPTIONS[i].arg ? " " : "", OPTIONS[i].arg ? OPTIONS[i].arg : "");
+        printf("  %-34s %s\n", left, OPTIONS[i].help);
+    }
+}
+
+static const option_spec *find_option(const char *arg)
+{
+    for (size_t i = 0; i < N_OPTIONS; i++)
+        if ((OPTIONS[i].short_name && strcmp(arg, OPTIONS[i].short_name) == 0) ||
+            strcmp(arg, OPTIONS[i].long_name) == 0)
+            return &OPTIONS[i];
+    return NULL;
+}
+
+/* A whole decimal number in [min, max]. */
+static bool parse_int(const char *name, const char *text, long min, long max, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < min || v > max) {
+        fprintf(stderr, "gguf-eval: error: %s needs a whole number in %ld..%ld, got '%s'\n", name,
+                min, max, text);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* Store one option's value. */
+static bool apply_option(eval_options *o, const option_spec *spec, const char *value)
+{
+    long v = 0;
+    switch (spec->id) {
+    case OPT_MODEL: o->model = value; return true;
+    case OPT_TEXT: o->text = value; return true;
+    case OPT_CTX:
+        o->n_ctx_given = true;
+        return parse_int(spec->long_name, value, 4, INT32_MAX, &v) && (o->n_ctx = (int32_t)v, 1);
+    case OPT_BATCH:
+        return parse_int(spec->long_name, value, 1, INT32_MAX, &v) && (o->n_batch = (int32_t)v, 1);
+    case OPT_THREADS:
+        return parse_int(spec->long_name, value, 1, 4096, &v) && (o->n_threads = (int)v, 1);
+    case OPT_CHUNKS:
+        return parse_int(spec->long_name, value, 1, INT32_MAX, &v) && (o->n_chunks = (int32_t)v, 1);
+    case OPT_NO_MMAP: o->use_mmap = false; return true;
+    case OPT_MLOCK: o->use_mlock = true; return true;
+    case OPT_JSON: o->json = true; return true;
+    case OPT_KLD_BASE: o->kld_base = value; return true;
+    case OPT_KLD: o->kld = true; return true;
+    case OPT_PLOT: o->plot = value; return true;
+    case OPT_KV_TYPE:
+        if (strcmp(value, "f16") == 0 || strcmp(value, "f32") == 0) {
+            o->kv_type = value[1] == '1' ? GGUF_TENSOR_F16 : GGUF_TENSOR_F32;
+            return true;
+        }
+        fprintf(stderr, "gguf-eval: error: --kv-type must be f16 or f32, got '%s'\n", value);
+        return false;
+    case OPT_HELP: return true;
+    }
+    return false;
+}
+
+/* Combinations that cannot work. */
+static bool check_options(const eval_options *o)
+{
+    const char *problem = NULL;
+    if (!o->model)
+        problem = "-m MODEL is required";
+    else if (o->kld && !o->kld_base)
+        problem = "--kl-divergence needs --kl-divergence-base FILE (the base to compare with)";
+    else if (!o->kld && !o->text)
+        problem = "-f TEXT is required (or --kl-divergence with a base file)";
+    if (problem)
+        fprintf(stderr, "gguf-eval: error: %s (see --help)\n", problem);
+    return problem == NULL;
+}
+
+int eval_options_parse(eval_options *o, int argc, char **argv, bool *exit_now)
+{
+    *o = (eval_options){.n_ctx = 512, .n_batch = 512, .use_mmap = true,
+                        .kv_type = GGUF_TENSOR_F16};
+    *exit_now = true;
+    for (int i = 1; i < argc; i++) {
+        const option_spec *spec = find_option(argv[i]);
+        if (!spec) {
+            fprintf(stderr, "gguf-eval: error: unknown option '%s' (see --help)\n", argv[i]);
+            return EXIT_USAGE;
+        }
+        if (spec->id == OPT_HELP) {
+            print_help();
+            return 0;
+        }
+        const char *value = NULL;
+        if (spec->arg) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "gguf-eval: error: %s needs %s\n", argv[i], spec->arg);
+                return EXIT_USAGE;
+            }
+            value = argv[++i];
+        }
+        if (!apply_option(o, spec, value))
+            return EXIT_USAGE;
+    }
+    if (!check_options(o))
+        return EXIT_USAGE;
+    *exit_now = false;
+    return 0;
+}
