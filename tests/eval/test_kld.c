@@ -1,0 +1,250 @@
+/* test_kld.c - base rows (quantized log-probabilities), the KL-divergence of one position against
+ * a direct double-precision computation, the summary formulas and percentiles, and the base file
+ * (round trip, and refusal of every kind of broken file). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "inf_eval.h"
+#include "test.h"
+
+enum { N_VOCAB = 301 }; /* odd, so the row has a padding word */
+
+/* Deterministic pseudo-random logits with a realistic spread (a few large, many small). */
+static void fill_logits(float *logits, int n, unsigned seed)
+{
+    unsigned x = seed * 2654435761u + 1;
+    for (int i = 0; i < n; i++) {
+        x = x * 1103515245u + 12345u;
+        float u = (float)((x >> 8) & 0xffff) / 65536.0f;
+        logits[i] = 12.0f * u * u - 4.0f;
+    }
+}
+
+/* log-softmax in double. */
+static void log_softmax(const float *logits, int n, double *out)
+{
+    double max = logits[0];
+    for (int i = 1; i < n; i++)
+        max = logits[i] > max ? logits[i] : max;
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += exp(logits[i] - max);
+    for (int i = 0; i < n; i++)
+        out[i] = logits[i] - max - log(sum);
+}
+
+TEST(test_logprob_row_encodes_log_softmax_within_its_step)
+{
+    float logits[N_VOCAB];
+    fill_logits(logits, N_VOCAB, 1);
+    uint16_t row[2 * ((N_VOCAB + 1) / 2) + 4];
+    CHECK(inf_logprob_row_words(N_VOCAB) == sizeof row / sizeof row[0]);
+    double nll = inf_logprob_row_encode(logits, N_VOCAB, 5, row);
+    double lp[N_VOCAB];
+    log_softmax(logits, N_VOCAB, lp);
+    CHECK(fabs(nll + lp[5]) < 1e-5);
+    float header[2];
+    memcpy(header, row, sizeof header);
+    double max_lp = -INFINITY;
+    for (int i = 0; i < N_VOCAB; i++)
+        max_lp = lp[i] > max_lp ? lp[i] : max_lp;
+    for (int i = 0; i < N_VOCAB; i++) {
+        double decoded = header[0] * row[4 + i] + header[1];
+        double expected = lp[i] < max_lp - 16 ? max_lp - 16 : lp[i];
+        CHECK_MSG(fabs(decoded - expected) <= header[0] * 0.5 + 1e-5, "token %d: %f vs %f", i,
+                  decoded, expected);
+    }
+    CHECK(row[4 + N_VOCAB] == 0); /* padding */
+}
+
+TEST(test_kld_of_identical_distributions_is_zero)
+{
+    float logits[N_VOCAB];
+    fill_logits(logits, N_VOCAB, 2);
+    uint16_t row[2 * ((N_VOCAB + 1) / 2) + 4];
+    inf_logprob_row_encode(logits, N_VOCAB, 9, row);
+    inf_kld_stats s = {0};
+    float p_diff;
+    double kld = inf_kld_token(logits, N_VOCAB, row, 9, &s, &p_diff);
+    CHECK_MSG(fabs(kld) < 1e-4, "kld %g", kld);
+    CHECK(fabsf(p_diff) < 1e-4f);
+    CHECK(s.count == 1 && s.n_same_top == 1);
+}
+
+TEST(test_kld_matches_a_direct_computation)
+{
+    float base[N_VOCAB], q[N_VOCAB];
+    fill_logits(base, N_VOCAB, 3);
+    for (int i = 0; i < N_VOCAB; i++)
+        q[i] = base[i] + 0.8f * sinf((float)i);
+    uint16_t row[2 * ((N_VOCAB + 1) / 2) + 4];
+    inf_logprob_row_encode(base, N_VOCAB, 11, row);
+    double lp_base[N_VOCAB], lp_q[N_VOCAB];
+    log_softmax(base, N_VOCAB, lp_base);
+    log_softmax(q, N_VOCAB, lp_q);
+    double expected = 0;
+    for (int i = 0; i < N_VOCAB; i++)
+        expected += exp(lp_base[i]) * (lp_base[i] - lp_q[i]);
+    inf_kld_stats s = {0};
+    float p_diff;
+    double kld = inf_kld_token(q, N_VOCAB, row, 11, &s, &p_diff);
+    CHECK_MSG(fabs(kld - expected) < 2e-3 * expected + 1e-5, "kld %.6f vs %.6f", kld, expected);
+    CHECK(fabs(p_diff - (exp(lp_q[11]) - exp(lp_base[11]))) < 1e-4);
+    CHECK(fabs(s.sum_nll + lp_q[11]) < 1e-4 && fabs(s.sum_nll_base + lp_base[11]) < 1e-3);
+}
+
+TEST(test_kld_summary_formulas_and_percentiles)
+{
+    /* Twelve positions: counts above 10 give uncertainties, as in llama-perplexity. */
+    inf_kld_stats s = {0};
+    float kld[12], p_diff[12];
+    for (int i = 0; i < 12; i++) {
+        double nll = 1.0 + 0.1 * i, nll_base = 1.0 + 0.05 * i;
+        kld[11 - i] = (float)(0.01 * i);
+        p_diff[i] = (float)(i - 6) / 100.0f;
+        s.sum_nll += nll;
+        s.sum_nll2 += nll * nll;
+        s.sum_nll_base += nll_base;
+        s.sum_nll_base2 += nll_base * nll_base;
+        s.sum_nll_nll_base += nll * nll_base;
+        s.sum_kld += kld[11 - i];
+        s.sum_kld2 += (double)kld[11 - i] * kld[11 - i];
+        s.sum_p_diff += p_diff[i];
+        s.sum_p_diff2 += (double)p_diff[i] * p_diff[i];
+        s.sum_p_diff4 += pow(p_diff[i], 4);
+        s.n_same_top += i % 3 != 0;
+        s.count++;
+    }
+    inf_kld_summary r = inf_kld_summarize(&s, kld, p_diff, 12);
+    CHECK(fabs(r.ppl.value - exp(1.55)) < 1e-9);
+    CHECK(fabs(r.ppl_base.value - exp(1.275)) < 1e-9);
+    CHECK(fabs(r.log_ppl_ratio.value - 0.275) < 1e-9);
+    CHECK(fabs(r.log_ppl_correlation - 1.0) < 1e-6); /* perfectly correlated series */
+    CHECK(fabs(r.kld.value - 0.055) < 1e-6);
+    CHECK(fabs(r.same_top.value - 8.0 / 12.0) < 1e-12);
+    CHECK(r.kld_min == 0.0f && fabsf(r.kld_max - 0.11f) < 1e-6f);
+    /* even count: the median is the mean of the two middle values */
+    for (int i = 0; i < INF_KLD_N_PERCENTILES; i++) {
+        if (inf_kld_percentile_fractions[i] == 0.5f)
+            CHECK(fabsf(r.kld_percentile[i] - 0.055f) < 1e-6f);
+        if (inf_kld_percentile_fractions[i] == 0.9f) /* 0.9 * 11 = 9.9 -> 0.09 + 0.9 * 0.01 */
+            CHECK(fabsf(r.kld_percentile[i] - 0.099f) < 1e-6f);
+    }
+    CHECK(r.kld.error > 0 && r.ppl.error > 0);
+}
+
+/* Write a small base file: 2 chunks of 8 tokens over N_VOCAB. */
+static int write_base(const char *path, inf_token *tokens, uint16_t *rows)
+{
+    const int n_ctx = 8, n_chunk = 2, per_chunk = 8 - 1 - 4;
+    size_t words = inf_logprob_row_words(N_VOCAB);
+    for (int i = 0; i < n_ctx * n_chunk; i++)
+        tokens[i] = (i * 37) % N_VOCAB;
+    char err[512];
+    inf_kld_base_writer *w = inf_kld_base_writer_create(path, n_ctx, N_VOCAB, n_chunk, tokens,
+                                                        err, sizeof err);
+    if (!w)
+        return 0;
+    for (int c = 0; c < n_chunk; c++) {
+        for (int r = 0; r < per_chunk; r++) {
+            float logits[N_VOCAB];
+            fill_logits(logits, N_VOCAB, 100 + c * 10 + r);
+            inf_logprob_row_encode(logits, N_VOCAB, 0, rows + (c * per_chunk + r) * words);
+        }
+        if (inf_kld_base_writer_write(w, rows + c * per_chunk * words, per_chunk, err,
+                                      sizeof err) != INF_OK)
+            return 0;
+    }
+    return inf_kld_base_writer_finish(w, err, sizeof err) == INF_OK;
+}
+
+TEST(test_kld_base_file_round_trip)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s", test_tmpfile("base.kld"));
+    inf_token tokens[16];
+    size_t words = inf_logprob_row_words(N_VOCAB);
+    uint16_t *rows = calloc(6 * words, sizeof *rows), *back = calloc(3 * words, sizeof *back);
+    CHECK(rows && back);
+    CHECK(write_base(path, tokens, rows));
+    char err[512] = "";
+    inf_kld_base *b = inf_kld_base_open(path, err, sizeof err);
+    CHECK_MSG(b != NULL, "%s", err);
+    CHECK(inf_kld_base_n_ctx(b) == 8 && inf_kld_base_n_vocab(b) == N_VOCAB &&
+          inf_kld_base_n_chunk(b) == 2);
+    CHECK(memcmp(inf_kld_base_tokens(b), tokens, sizeof tokens) == 0);
+    CHECK(inf_kld_base_read_chunk(b, 1, back, err, sizeof err) == INF_OK);
+    CHECK(memcmp(back, rows + 3 * words, 3 * words * sizeof *rows) == 0);
+    CHECK(inf_kld_base_read_chunk(b, 0, back, err, sizeof err) == INF_OK);
+    CHECK(memcmp(back, rows, 3 * words * sizeof *rows) == 0);
+    CHECK(inf_kld_base_read_chunk(b, 2, back, err, sizeof err) == INF_ERR_USAGE);
+    inf_kld_base_close(b);
+    free(rows);
+    free(back);
+}
+
+TEST(test_kld_base_writer_leaves_no_file_when_incomplete)
+{
+    char path[512], err[512];
+    snprintf(path, sizeof path, "%s", test_tmpfile("partial.kld"));
+    inf_token tokens[16] = {0};
+    inf_kld_base_writer *w = inf_kld_base_writer_create(path, 8, N_VOCAB, 2, tokens, err,
+                                                        sizeof err);
+    CHECK(w != NULL);
+    CHECK(inf_kld_base_writer_finish(w, err, sizeof err) == INF_ERR_USAGE);
+    CHECK(strstr(err, "only 0 of 6 rows"));
+    CHECK(access(path, F_OK) != 0);
+    CHECK(test_run(NULL, "ls '%s' | grep -q partial", test_tmpdir()) != 0);
+    w = inf_kld_base_writer_create(path, 8, N_VOCAB, 2, tokens, err, sizeof err);
+    CHECK(w != NULL);
+    inf_kld_base_writer_abort(w);
+    CHECK(test_run(NULL, "ls '%s' | grep -q partial", test_tmpdir()) != 0);
+}
+
+/* Expect opening `path` to fail with `needle` in the message. */
+static int open_fails_with(const char *path, const char *needle)
+{
+    char err[512] = "";
+    inf_kld_base *b = inf_kld_base_open(path, err, sizeof err);
+    inf_kld_base_close(b);
+    if (b || !strstr(err, needle))
+        fprintf(stderr, "    %s: '%s' (wanted '%s')\n", path, err, needle);
+    return !b && strstr(err, needle) != NULL;
+}
+
+TEST(test_kld_base_refuses_broken_files)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s", test_tmpfile("good.kld"));
+    inf_token tokens[16];
+    uint16_t *rows = calloc(6 * inf_logprob_row_words(N_VOCAB), sizeof *rows);
+    CHECK(rows && write_base(path, tokens, rows));
+    free(rows);
+    const char *dir = test_tmpdir();
+    CHECK(test_run(NULL, "cd '%s' && cp good.kld cut.kld && truncate -s -1 cut.kld && "
+                   "cp good.kld long.kld && printf x >> long.kld && "
+                   "cp good.kld magic.kld && printf '_LOGITS_' | dd of=magic.kld conv=notrunc "
+                   "status=none && cp good.kld token.kld && "
+                   "printf '\\377\\377\\000\\000' | dd of=token.kld bs=1 seek=24 conv=notrunc "
+                   "status=none && cp good.kld ctx.kld && "
+                   "printf '\\002\\000\\000\\000' | dd of=ctx.kld bs=1 seek=8 conv=notrunc "
+                   "status=none && head -c 10 good.kld > short.kld", dir) == 0);
+    char p[512];
+    snprintf(p, sizeof p, "%s/cut.kld", dir);
+    CHECK(open_fails_with(p, "truncated"));
+    snprintf(p, sizeof p, "%s/long.kld", dir);
+    CHECK(open_fails_with(p, "trailing data"));
+    snprintf(p, sizeof p, "%s/magic.kld", dir);
+    CHECK(open_fails_with(p, "not a base log-probability file"));
+    snprintf(p, sizeof p, "%s/short.kld", dir);
+    CHECK(open_fails_with(p, "not a base log-probability file"));
+    snprintf(p, sizeof p, "%s/token.kld", dir);
+    CHECK(open_fails_with(p, "outside the vocabulary"));
+    snprintf(p, sizeof p, "%s/ctx.kld", dir);
+    CHECK(open_fails_with(p, "n_ctx at byte 8"));
+    snprintf(p, sizeof p, "%s/none.kld", dir);
+    CHECK(open_fails_with(p, "cannot open"));
+}
