@@ -35,7 +35,7 @@ TEST(test_plot_writes_valid_svg_with_one_line_per_series)
           INF_OK);
     char *title = NULL;
     CHECK(count_polylines(path, &title) == 2);
-    CHECK_MSG(title && strncmp(title, "a <model> & \"b\"", 16) == 0, "title '%s'", title);
+    CHECK_MSG(title && strcmp(title, "a <model> & \"b\"\n") == 0, "title '%s'", title);
     free(title);
     CHECK(inf_plot_svg(path, NULL, chunk, running, kld, 5, err, sizeof err) == INF_OK);
     CHECK(count_polylines(path, NULL) == 3);
