@@ -1,0 +1,154 @@
+/* test_model_errors.c - every broken model is refused with one line naming the file and the fault:
+ * unknown architecture, missing or mistyped keys, missing or mis-shaped tensors, tensors of
+ * unsupported features, a vocabulary without merges, truncation, and weight types the engine
+ * cannot multiply. The broken files are copies of a tiny model edited with libgguf's writer. */
+#include <stdio.h>
+#include <string.h>
+
+#include "inf_model.h"
+#include "model_test_support.h"
+#include "test.h"
+
+/* Expect loading (and, when it loads, opening a session) to fail with `needle` in the message,
+ * which must be one line naming the file. */
+static int load_fails_with(const char *path, const char *needle, bool names_file)
+{
+    if (!path)
+        return 0;
+    char err[512] = "";
+    inf_model *m = inf_model_load(path, NULL, err, sizeof err);
+    inf_session *s = NULL;
+    if (m) {
+        inf_session_params sp = inf_session_default_params();
+        sp.n_ctx = sp.n_batch = 64; /* the tiny models' context is 128 */
+        s = inf_session_new(m, &sp, err, sizeof err);
+        inf_session_free(s);
+        inf_model_free(m);
+    }
+    int ok = !s && strstr(err, needle) && !strchr(err, '\n') && (!names_file || strstr(err, path));
+    if (!ok)
+        fprintf(stderr, "    %s: '%s' (wanted '%s')\n", path, err, needle);
+    return ok;
+}
+
+static bool set_arch_gpt2(gguf_writer *w)
+{
+    return gguf_writer_set_string(w, "general.architecture", "gpt2") == GGUF_OK;
+}
+static bool remove_ffn_up(gguf_writer *w)
+{
+    return gguf_writer_remove_tensor(w, "blk.1.ffn_up.weight") == GGUF_OK;
+}
+static bool shrink_ffn(gguf_writer *w)
+{
+    return gguf_writer_set_u32(w, "llama.feed_forward_length", 80) == GGUF_OK;
+}
+static bool remove_block_count(gguf_writer *w)
+{
+    return gguf_writer_remove(w, "llama.block_count") == GGUF_OK;
+}
+static bool string_head_count(gguf_writer *w)
+{
+    return gguf_writer_set_string(w, "llama.attention.head_count", "four") == GGUF_OK;
+}
+static bool remove_merges(gguf_writer *w)
+{
+    return gguf_writer_remove(w, "tokenizer.ggml.merges") == GGUF_OK;
+}
+static bool yarn_scaling(gguf_writer *w)
+{
+    return gguf_writer_set_string(w, "llama.rope.scaling.type", "yarn") == GGUF_OK;
+}
+static bool bad_gqa(gguf_writer *w)
+{
+    return gguf_writer_set_u32(w, "llama.attention.head_count_kv", 3) == GGUF_OK;
+}
+static bool one_kv_head(gguf_writer *w)
+{
+    return gguf_writer_set_u32(w, "llama.attention.head_count_kv", 1) == GGUF_OK;
+}
+
+TEST(test_model_refuses_unknown_architecture)
+{
+    CHECK(load_fails_with(edited_model(tiny_model("default"), "gpt2.gguf", set_arch_gpt2),
+                          "unsupported architecture 'gpt2'", true));
+}
+
+TEST(test_model_refuses_missing_tensor_naming_it_and_its_shape)
+{
+    CHECK(load_fails_with(edited_model(tiny_model("default"), "no_up.gguf", remove_ffn_up),
+                          "missing tensor blk.1.ffn_up.weight (expected shape [64, 96])", true));
+}
+
+TEST(test_model_refuses_wrong_shape_with_both_shapes)
+{
+    CHECK(load_fails_with(edited_model(tiny_model("default"), "ff80.gguf", shrink_ffn),
+                          "tensor blk.0.ffn_gate.weight has shape [64, 96, 1, 1], expected [64, 80]",
+                          true));
+    CHECK(load_fails_with(edited_model(tiny_model("default"), "kv1.gguf", one_kv_head),
+                          "tensor blk.0.attn_k.weight has shape [64, 32, 1, 1], expected [64, 16]",
+                          true));
+}
+
+TEST(test_model_refuses_missing_or_mistyped_keys)
+{
+    CHECK(load_fails_with(edited_model(tiny_model("default"), "no_blocks.gguf", remove_block_count),
+                          "missing metadata key llama.block_count", true));
+    CHECK(load_fails_with(edited_model(tiny_model("default"), "heads.gguf", string_head_count),
+                          "llama.attention.head_count is string", true));
+    CHECK(load_fails_with(edited_model(tiny_model("default"), "gqa.gguf", bad_gqa),
+                          "4 attention heads cannot be grouped over 3 key/value heads", true));
+    CHECK(load_fails_with(edited_model(tiny_model("default"), "yarn.gguf", yarn_scaling),
+                          "rope scaling 'yarn' is not supported", true));
+}
+
+TEST(test_model_refuses_vocabulary_without_merges)
+{
+    CHECK(load_fails_with(edited_model(tiny_model("default"), "no_merges.gguf", remove_merges),
+                          "tokenizer.ggml.merges", true));
+}
+
+TEST(test_model_refuses_tensors_of_unsupported_features)
+{
+    CHECK(load_fails_with(tiny_model("rope_freqs"),
+                          "unexpected tensor rope_freqs.weight: Llama 3 rope frequency factors "
+                          "are not supported", true));
+}
+
+TEST(test_model_refuses_truncated_file)
+{
+    const char *source = tiny_model("default");
+    CHECK(source != NULL);
+    CHECK(load_fails_with(truncated_model(source, "cut.gguf", 200000), "truncated", true));
+    CHECK(load_fails_with(truncated_model(source, "cut_header.gguf", 1000), "left in the file",
+                          true));
+}
+
+TEST(test_session_refuses_weight_types_the_engine_cannot_multiply)
+{
+    /* The engine's constructor refuses the embedding lookup first, naming tensor and type. */
+    CHECK(load_fails_with(tiny_model("q5_0"), "'token_embd.weight' q5_0", false));
+}
+
+TEST(test_model_loads_quantized_weights_and_reads_them_from_memory)
+{
+    const char *path = tiny_model("q8_0");
+    CHECK(path != NULL);
+    char err[512];
+    inf_model_params mp = {.use_mmap = false, .use_mlock = false};
+    inf_model *m = inf_model_load(path, &mp, err, sizeof err);
+    CHECK_MSG(m != NULL, "%s", err);
+    inf_session_params sp = inf_session_default_params();
+    sp.n_ctx = sp.n_batch = 64;
+    inf_session *s = inf_session_new(m, &sp, err, sizeof err);
+    CHECK_MSG(s != NULL, "%s", err);
+    inf_token t[4] = {72, 101, 108, 108};
+    CHECK(inf_session_decode(s, t, 4, 3) == INF_OK);
+    int32_t rows;
+    const float *logits = inf_session_logits(s, &rows);
+    CHECK(rows == 1);
+    for (int i = 0; i < 265; i++)
+        CHECK(logits[i] == logits[i]); /* no NaN */
+    inf_session_free(s);
+    inf_model_free(m);
+}
