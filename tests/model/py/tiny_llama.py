@@ -3,6 +3,8 @@ runs the forward pass in numpy, straight from the maths (RMS norm, rotary embedd
 pairs as GGUF's "llama" stores Q/K, grouped-query causal attention, SwiGLU).
 
   tiny_llama.py make OUT.gguf [--variant NAME]   write a model (see VARIANTS)
+  tiny_llama.py ppl MODEL.gguf TEXT N_CTX N_CHUNKS  perplexity as llama-perplexity computes it,
+                           for the "bytes" variant (whose merges never apply: token = byte)
   tiny_llama.py check MODEL.gguf LOGITS.f32 TOL TOKEN...  compare logits written by the C test
                            (rows of n_vocab float32 per token); fail above TOL relative error
 """
@@ -22,6 +24,7 @@ VARIANTS = {
     "rope_freqs": {"extra_tensor": "rope_freqs.weight"},
     "q5_0": {"weight_type": "Q5_0"},
     "q8_0": {"weight_type": "Q8_0"},
+    "bytes": {"merges": ["\x01 \x02"]},
 }
 
 
@@ -42,9 +45,9 @@ def byte_alphabet():
 MERGES = ["\u0120 t", "h e", "\u0120t he", "i n", "e r", "\u0120 a", "o n", "\u0120 s"]
 
 
-def vocab():
+def vocab(merges):
     tokens = byte_alphabet()
-    for m in MERGES:
+    for m in merges:
         tokens.append(m.replace(" ", ""))
     tokens.append("<s>")
     types = [1] * (len(tokens) - 1) + [3]
@@ -53,9 +56,9 @@ def vocab():
 
 def make(path, variant):
     v = {"tied": False, "biases": True, "rope_factor": ROPE_FACTOR, "add_bos": True,
-         "extra_tensor": None, "weight_type": "F32"}
+         "extra_tensor": None, "weight_type": "F32", "merges": MERGES}
     v.update(VARIANTS[variant])
-    tokens, types = vocab()
+    tokens, types = vocab(v["merges"])
     n_vocab = len(tokens)
     rng = np.random.default_rng(1234)
     w = gguf.GGUFWriter(path, "llama")
@@ -75,7 +78,7 @@ def make(path, variant):
     w.add_tokenizer_pre("default")
     w.add_token_list(tokens)
     w.add_token_types(types)
-    w.add_token_merges(MERGES)
+    w.add_token_merges(v["merges"])
     w.add_bos_token_id(n_vocab - 1)
     w.add_eos_token_id(n_vocab - 1)
     w.add_add_bos_token(v["add_bos"])
@@ -185,6 +188,27 @@ def forward(path, tokens):
     return x @ out_w.T
 
 
+def perplexity(path, text_path, n_ctx, n_chunks):
+    """llama-perplexity's method: BOS first (the model adds it), chunks of n_ctx with BOS in
+    place of their first token, the second half of each scored."""
+    import gzip
+    data = open(text_path, "rb").read()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    bos = len(vocab(VARIANTS["bytes"]["merges"])[0]) - 1
+    tokens = [bos] + list(data)
+    first, nll = n_ctx // 2, []
+    for c in range(n_chunks):
+        chunk = tokens[c * n_ctx:(c + 1) * n_ctx]
+        chunk[0] = bos
+        logits = forward(path, chunk)
+        for i in range(first, n_ctx - 1):
+            row = logits[i] - logits[i].max()
+            nll.append(np.log(np.exp(row).sum()) - row[chunk[i + 1]])
+    print(f"{np.exp(np.mean(nll)):.6f}")
+    return 0
+
+
 def check(path, logits_path, tolerance, tokens):
     want = forward(path, tokens)
     got = np.fromfile(logits_path, dtype=np.float32).reshape(want.shape)
@@ -198,6 +222,8 @@ def main():
         variant = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--variant" else "default"
         make(sys.argv[2], variant)
         return 0
+    if sys.argv[1] == "ppl":
+        return perplexity(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
     if sys.argv[1] == "check":
         return check(sys.argv[2], sys.argv[3], float(sys.argv[4]), [int(x) for x in sys.argv[5:]])
     print(__doc__)
