@@ -17,11 +17,6 @@ typedef struct cpu_backend {
     size_t work_size;
 } cpu_backend;
 
-void cpu_barrier(void)
-{
-#pragma omp barrier
-}
-
 void cpu_fail(const cpu_params *p, const char *fmt, ...)
 {
     int none = INT_MAX;
@@ -115,30 +110,39 @@ static inf_status grow_work(inf_backend *backend, size_t size)
 }
 
 /* Run the nodes. Every thread walks the same list; after each node a barrier, then the observer
- * (one thread), then a check of where the compute must stop. Failures record the node index, so
- * a thread already inside the next node cannot make its slower peers stop at a different one. */
+ * (thread 0, the others waiting at a second barrier), then a check of where the compute must
+ * stop. Failures record the node index, so a thread already inside the next node cannot make its
+ * slower peers stop at a different one. */
 static void run_nodes(cpu_backend *cpu, const inf_graph *graph, int n_threads,
                       inf_node_observer observer, void *user, cpu_failure *failure)
 {
-    int n_nodes = inf_graph_n_nodes(graph);
-    int stop_after = INT_MAX;
+    const int n_nodes = inf_graph_n_nodes(graph);
+    atomic_int stop_after = INT_MAX;
+    cpu_barrier_state barrier;
+    /* The team may be smaller than asked for; the barrier must count the threads that run. */
+    int team = 0;
 #pragma omp parallel num_threads(n_threads)
     {
-        cpu_params p = {.ith = omp_get_thread_num(), .nth = omp_get_num_threads(),
-                        .work = cpu->work, .work_size = cpu->work_size, .failure = failure};
+#pragma omp single
+        {
+            team = omp_get_num_threads();
+            cpu_barrier_init(&barrier, team);
+        }
+        cpu_params p = {.ith = omp_get_thread_num(), .nth = team, .work = cpu->work,
+                        .work_size = cpu->work_size, .failure = failure, .barrier = &barrier};
         for (int i = 0; i < n_nodes; i++) {
             inf_tensor *node = inf_graph_node(graph, i);
             p.node_index = i;
             if (cpu_ops[node->op].compute) {
                 cpu_ops[node->op].compute(&p, node);
-#pragma omp barrier
+                cpu_barrier(&p);
             }
             if (observer) {
-#pragma omp single
-                if (!observer(graph, i, user))
-                    stop_after = i;
+                if (p.ith == 0 && !observer(graph, i, user))
+                    atomic_store(&stop_after, i);
+                cpu_barrier(&p);
             }
-            if (atomic_load(&failure->node) <= i || stop_after <= i)
+            if (atomic_load(&failure->node) <= i || atomic_load(&stop_after) <= i)
                 break;
         }
     }

@@ -16,6 +16,13 @@ typedef struct cpu_failure {
     char message[256];
 } cpu_failure;
 
+/* A barrier for the threads of one compute (cpu_barrier.c). */
+typedef struct cpu_barrier_state {
+    atomic_int arrived;
+    atomic_int phase;
+    int n_threads;
+} cpu_barrier_state;
+
 /* What one thread gets when computing one node. `work` is the shared work buffer sized by the
  * op's work_size() for this thread count; kernels that need several phases separate them with
  * cpu_barrier(), which every thread of the team must reach. */
@@ -26,13 +33,16 @@ typedef struct cpu_params {
     size_t work_size;
     int node_index;
     cpu_failure *failure;
+    cpu_barrier_state *barrier;
 } cpu_params;
 
 /* Record a failure of the current node (the first one wins); the compute stops after it. */
 void cpu_fail(const cpu_params *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Prepare a barrier for n_threads threads (before they start). */
+void cpu_barrier_init(cpu_barrier_state *b, int n_threads);
 /* Wait until every thread of the team gets here. */
-void cpu_barrier(void);
+void cpu_barrier(const cpu_params *p);
 
 /* This thread's share [*begin, *end) of n items split in nearly equal runs. */
 static inline void cpu_split(int64_t n, const cpu_params *p, int64_t *begin, int64_t *end)

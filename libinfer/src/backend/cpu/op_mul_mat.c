@@ -220,7 +220,7 @@ void cpu_mul_mat_compute(const cpu_params *p, inf_tensor *node)
     uint8_t *act = (uint8_t *)p->work;
     char *mine = p->work + plan.act_bytes + (size_t)p->ith * (plan.panel_bytes + plan.scratch_bytes);
     pack_activations(p, &plan, node, act, mine + plan.panel_bytes);
-    cpu_barrier();
+    cpu_barrier(p);
     const inf_tensor *w = node->src[0];
     const int64_t panels = (plan.M + plan.P - 1) / plan.P;
     int64_t begin, end;
