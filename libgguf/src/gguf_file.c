@@ -198,9 +198,21 @@ static gguf_status read_data_section(gguf_file *f, FILE *stream, gguf_error *err
     return attach_data(f, f->data_buffer, size, err);
 }
 
+/* A directory opens fine and fails only at its first read, with a bare EISDIR: say so first. */
+static bool refuse_directory(int fd, const char *name, gguf_error *err)
+{
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode))
+        return false;
+    gguf_fail(err, GGUF_ERR_IO, name, UINT64_MAX, "is a directory, expected a GGUF file");
+    return true;
+}
+
 static gguf_file *open_stream(FILE *stream, const char *name, gguf_open_mode mode, uint64_t size,
                               gguf_error *err)
 {
+    if (refuse_directory(fileno(stream), name, err))
+        return NULL;
     gguf_file *f = file_new(name, size, err);
     if (!f)
         return NULL;
@@ -233,12 +245,18 @@ gguf_file *gguf_open_stream(FILE *stream, const char *name, gguf_open_mode mode,
     return open_stream(stream, name ? name : "(stream)", mode, stream_size(stream), err);
 }
 
+/* NULL after reporting that `path` could not be opened (errno says why). */
+static gguf_file *cannot_open(const char *path, gguf_error *err)
+{
+    gguf_fail(err, GGUF_ERR_IO, path, UINT64_MAX, "cannot open: %s", strerror(errno));
+    return NULL;
+}
+
 static gguf_file *open_path_stream(const char *path, gguf_open_mode mode, gguf_error *err)
 {
     FILE *stream = fopen(path, "rb");
     if (!stream)
-        return gguf_fail(err, GGUF_ERR_IO, path, UINT64_MAX, "cannot open: %s", strerror(errno)),
-               NULL;
+        return cannot_open(path, err);
     gguf_file *f = open_stream(stream, path, mode, stream_size(stream), err);
     fclose(stream);
     return f;
@@ -248,18 +266,16 @@ static gguf_file *open_mapped(const char *path, gguf_error *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return gguf_fail(err, GGUF_ERR_IO, path, UINT64_MAX, "cannot open: %s", strerror(errno)),
-               NULL;
+        return cannot_open(path, err);
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         /* A FIFO or a device cannot be mapped: read it instead, through the same descriptor
          * (reopening a FIFO would lose its writer). */
         FILE *stream = fdopen(fd, "rb");
         if (!stream) {
+            gguf_file *none = cannot_open(path, err);
             close(fd);
-            return gguf_fail(err, GGUF_ERR_IO, path, UINT64_MAX, "cannot open: %s",
-                             strerror(errno)),
-                   NULL;
+            return none;
         }
         gguf_file *f = open_stream(stream, path, GGUF_OPEN_READ, stream_size(stream), err);
         fclose(stream);

@@ -2,7 +2,6 @@
  * getters that convert only when the value fits exactly, and the tensor table. */
 #include "gguf_reader.h"
 
-
 const char *gguf_path(const gguf_file *f) { return f->path; }
 uint32_t gguf_version(const gguf_file *f) { return f->version; }
 uint32_t gguf_alignment(const gguf_file *f) { return f->alignment; }
@@ -66,40 +65,53 @@ static gguf_status lookup(const gguf_file *f, const char *key, const gguf_value 
     return *out ? GGUF_OK : GGUF_ERR_NOT_FOUND;
 }
 
-gguf_status gguf_get_uint(const gguf_file *f, const char *key, uint64_t *out)
+/* As lookup(), and GGUF_ERR_TYPE unless the value is of `type`: the getters that never convert. */
+static gguf_status lookup_exact(const gguf_file *f, const char *key, gguf_value_type type,
+                                const gguf_value **out)
+{
+    gguf_status status = lookup(f, key, out);
+    if (status == GGUF_OK && (*out)->type != type)
+        return GGUF_ERR_TYPE;
+    return status;
+}
+
+/* As lookup(), and GGUF_ERR_TYPE unless the value is an integer: its sign and magnitude. */
+static gguf_status lookup_integer(const gguf_file *f, const char *key, bool *negative,
+                                  uint64_t *magnitude)
 {
     const gguf_value *v;
     gguf_status status = lookup(f, key, &v);
-    bool negative;
-    uint64_t magnitude;
-    if (status != GGUF_OK)
-        return status;
-    if (!integer_of(v, &negative, &magnitude) || negative)
+    if (status == GGUF_OK && !integer_of(v, negative, magnitude))
         return GGUF_ERR_TYPE;
-    *out = magnitude;
-    return GGUF_OK;
+    return status;
+}
+
+gguf_status gguf_get_uint(const gguf_file *f, const char *key, uint64_t *out)
+{
+    bool negative = false;
+    uint64_t magnitude = 0;
+    gguf_status status = lookup_integer(f, key, &negative, &magnitude);
+    if (status == GGUF_OK && negative)
+        return GGUF_ERR_TYPE;
+    if (status == GGUF_OK)
+        *out = magnitude;
+    return status;
 }
 
 gguf_status gguf_get_int(const gguf_file *f, const char *key, int64_t *out)
 {
-    const gguf_value *v;
-    gguf_status status = lookup(f, key, &v);
-    bool negative;
-    uint64_t magnitude;
-    if (status != GGUF_OK)
-        return status;
-    if (!integer_of(v, &negative, &magnitude))
+    bool negative = false;
+    uint64_t magnitude = 0;
+    gguf_status status = lookup_integer(f, key, &negative, &magnitude);
+    /* INT64_MIN is the one value whose magnitude is past INT64_MAX. */
+    uint64_t limit = negative ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    if (status == GGUF_OK && magnitude > limit)
         return GGUF_ERR_TYPE;
-    if (negative) {
-        if (magnitude > (uint64_t)INT64_MAX + 1)
-            return GGUF_ERR_TYPE;
-        *out = magnitude == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)magnitude;
-    } else {
-        if (magnitude > (uint64_t)INT64_MAX)
-            return GGUF_ERR_TYPE;
-        *out = (int64_t)magnitude;
-    }
-    return GGUF_OK;
+    if (status == GGUF_OK)
+        *out = !negative                       ? (int64_t)magnitude
+               : magnitude > (uint64_t)INT64_MAX ? INT64_MIN
+                                                 : -(int64_t)magnitude;
+    return status;
 }
 
 gguf_status gguf_get_float(const gguf_file *f, const char *key, double *out)
@@ -124,37 +136,28 @@ gguf_status gguf_get_float(const gguf_file *f, const char *key, double *out)
 gguf_status gguf_get_bool(const gguf_file *f, const char *key, bool *out)
 {
     const gguf_value *v;
-    gguf_status status = lookup(f, key, &v);
-    if (status != GGUF_OK)
-        return status;
-    if (v->type != GGUF_VALUE_BOOL)
-        return GGUF_ERR_TYPE;
-    *out = v->v.b;
-    return GGUF_OK;
+    gguf_status status = lookup_exact(f, key, GGUF_VALUE_BOOL, &v);
+    if (status == GGUF_OK)
+        *out = v->v.b;
+    return status;
 }
 
 gguf_status gguf_get_string(const gguf_file *f, const char *key, const char **out)
 {
     const gguf_value *v;
-    gguf_status status = lookup(f, key, &v);
-    if (status != GGUF_OK)
-        return status;
-    if (v->type != GGUF_VALUE_STRING)
-        return GGUF_ERR_TYPE;
-    *out = v->v.str.data;
-    return GGUF_OK;
+    gguf_status status = lookup_exact(f, key, GGUF_VALUE_STRING, &v);
+    if (status == GGUF_OK)
+        *out = v->v.str.data;
+    return status;
 }
 
 gguf_status gguf_get_array(const gguf_file *f, const char *key, const gguf_array **out)
 {
     const gguf_value *v;
-    gguf_status status = lookup(f, key, &v);
-    if (status != GGUF_OK)
-        return status;
-    if (v->type != GGUF_VALUE_ARRAY)
-        return GGUF_ERR_TYPE;
-    *out = &v->v.arr;
-    return GGUF_OK;
+    gguf_status status = lookup_exact(f, key, GGUF_VALUE_ARRAY, &v);
+    if (status == GGUF_OK)
+        *out = &v->v.arr;
+    return status;
 }
 
 int64_t gguf_tensor_count(const gguf_file *f) { return f->n_tensors; }

@@ -81,22 +81,24 @@ gguf_status gguf_parser_take(gguf_parser *p, uint64_t n, uint64_t field_offset, 
     }
 }
 
-gguf_status gguf_read_u32(gguf_parser *p, const char *field, uint32_t *out)
+/* A little-endian field of `size` bytes at the cursor (the host is little-endian too). */
+static gguf_status read_field(gguf_parser *p, const char *field, void *out, size_t size)
 {
     const unsigned char *bytes;
-    gguf_status status = gguf_parser_take(p, 4, p->cursor.pos, field, &bytes);
+    gguf_status status = gguf_parser_take(p, size, p->cursor.pos, field, &bytes);
     if (status == GGUF_OK)
-        memcpy(out, bytes, 4);
+        memcpy(out, bytes, size);
     return status;
+}
+
+gguf_status gguf_read_u32(gguf_parser *p, const char *field, uint32_t *out)
+{
+    return read_field(p, field, out, sizeof *out);
 }
 
 gguf_status gguf_read_u64(gguf_parser *p, const char *field, uint64_t *out)
 {
-    const unsigned char *bytes;
-    gguf_status status = gguf_parser_take(p, 8, p->cursor.pos, field, &bytes);
-    if (status == GGUF_OK)
-        memcpy(out, bytes, 8);
-    return status;
+    return read_field(p, field, out, sizeof *out);
 }
 
 gguf_status gguf_parser_check_count(gguf_parser *p, uint64_t count, uint64_t min_bytes,
@@ -140,18 +142,30 @@ static gguf_status parse_magic_and_version(gguf_parser *p)
                             version);
 }
 
+/* The name that starts a kv or tensor info (`what` `index`, its `field` "key" or "name"), checked
+ * and then made the prefix of every later message about that entry. */
+static gguf_status parse_entry_name(gguf_parser *p, const char *what, int64_t index,
+                                    const char *field, const char **name)
+{
+    uint64_t offset = p->cursor.pos;
+    gguf_parser_set_context(p, what, index, NULL);
+    gguf_string string;
+    gguf_status status = gguf_parse_string(p, field, &string);
+    if (status == GGUF_OK)
+        status = gguf_check_name(p, field, &string, offset);
+    if (status != GGUF_OK)
+        return status;
+    *name = string.data;
+    gguf_parser_set_context(p, what, index, string.data);
+    return GGUF_OK;
+}
+
 static gguf_status parse_kv(gguf_parser *p, int64_t index, gguf_kv *kv)
 {
     kv->offset = p->cursor.pos;
-    gguf_parser_set_context(p, "kv", index, NULL);
-    gguf_string key;
-    gguf_status status = gguf_parse_string(p, "key", &key);
-    if (status == GGUF_OK)
-        status = gguf_check_name(p, "key", &key, kv->offset);
+    gguf_status status = parse_entry_name(p, "kv", index, "key", &kv->key);
     if (status != GGUF_OK)
         return status;
-    kv->key = key.data;
-    gguf_parser_set_context(p, "kv", index, key.data);
     uint64_t type_offset = p->cursor.pos;
     uint32_t type;
     status = gguf_read_u32(p, "value type", &type);
@@ -164,9 +178,7 @@ static gguf_status parse_kv(gguf_parser *p, int64_t index, gguf_kv *kv)
     return gguf_parse_value(p, (gguf_value_type)type, &kv->value, 0);
 }
 
-/* Room for `count` entries: exactly `count` when the bytes left are known (and were checked to
- * hold them), a modest start that grows as entries are read for a pipe. */
-static uint64_t initial_reserve(const gguf_parser *p, uint64_t count)
+uint64_t gguf_parser_reserve(const gguf_parser *p, uint64_t count)
 {
     if (gguf_cursor_remaining(&p->cursor) != GGUF_SIZE_UNKNOWN)
         return count;
@@ -179,7 +191,7 @@ static gguf_status parse_kvs(gguf_parser *p, uint64_t n_kv, uint64_t count_offse
     if (status != GGUF_OK)
         return status;
     gguf_vec kvs;
-    if (!gguf_vec_init(&kvs, sizeof(gguf_kv), initial_reserve(p, n_kv)))
+    if (!gguf_vec_init(&kvs, sizeof(gguf_kv), gguf_parser_reserve(p, n_kv)))
         return gguf_parser_fail(p, GGUF_ERR_NOMEM, count_offset, "out of memory for %llu kvs",
                                 (unsigned long long)n_kv);
     p->file->kvs = (gguf_kv *)kvs.items; /* owned by the file from here on, even on failure */
@@ -200,15 +212,9 @@ static gguf_status parse_kvs(gguf_parser *p, uint64_t n_kv, uint64_t count_offse
 static gguf_status parse_tensor_info(gguf_parser *p, int64_t index, gguf_tensor_info *t)
 {
     t->info_offset = p->cursor.pos;
-    gguf_parser_set_context(p, "tensor", index, NULL);
-    gguf_string name;
-    gguf_status status = gguf_parse_string(p, "name", &name);
-    if (status == GGUF_OK)
-        status = gguf_check_name(p, "name", &name, t->info_offset);
+    gguf_status status = parse_entry_name(p, "tensor", index, "name", &t->name);
     if (status != GGUF_OK)
         return status;
-    t->name = name.data;
-    gguf_parser_set_context(p, "tensor", index, name.data);
     uint64_t n_dims_offset = p->cursor.pos;
     status = gguf_read_u32(p, "n_dims", &t->n_dims);
     if (status == GGUF_OK)
@@ -240,7 +246,7 @@ static gguf_status parse_tensor_infos(gguf_parser *p, uint64_t n_tensors, uint64
     if (status != GGUF_OK)
         return status;
     gguf_vec tensors;
-    if (!gguf_vec_init(&tensors, sizeof(gguf_tensor_info), initial_reserve(p, n_tensors)))
+    if (!gguf_vec_init(&tensors, sizeof(gguf_tensor_info), gguf_parser_reserve(p, n_tensors)))
         return gguf_parser_fail(p, GGUF_ERR_NOMEM, count_offset,
                                 "out of memory for %llu tensor infos",
                                 (unsigned long long)n_tensors);

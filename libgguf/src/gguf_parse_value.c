@@ -79,11 +79,9 @@ static gguf_status parse_variable_array(gguf_parser *p, gguf_array *arr, int dep
         p, arr->count, strings ? MIN_STRING_BYTES : MIN_ARRAY_BYTES, count_offset, "array count");
     if (status != GGUF_OK)
         return status;
-    uint64_t reserve = gguf_cursor_remaining(&p->cursor) == GGUF_SIZE_UNKNOWN
-                           ? (arr->count < 1024 ? arr->count : 1024)
-                           : arr->count;
     gguf_vec items;
-    if (!gguf_vec_init(&items, strings ? sizeof(gguf_string) : sizeof(gguf_value), reserve))
+    if (!gguf_vec_init(&items, strings ? sizeof(gguf_string) : sizeof(gguf_value),
+                       gguf_parser_reserve(p, arr->count)))
         return gguf_parser_fail(p, GGUF_ERR_NOMEM, count_offset, "out of memory for array");
     for (uint64_t i = 0; i < arr->count && status == GGUF_OK; i++) {
         void *item = gguf_vec_push(&items);

@@ -133,6 +133,9 @@ gguf_status gguf_parser_take(gguf_parser *parser, uint64_t n, uint64_t field_off
  * are never allocated from a count alone. */
 gguf_status gguf_parser_check_count(gguf_parser *parser, uint64_t count, uint64_t min_bytes,
                                     uint64_t field_offset, const char *field);
+/* Room to reserve for a table of `count` entries: exactly `count` when the bytes left are known
+ * (and were checked to hold them), a modest start that grows as entries arrive from a pipe. */
+uint64_t gguf_parser_reserve(const gguf_parser *parser, uint64_t count);
 /* Set the message prefix to "<what> <index>" or "<what> <index> '<name>'". */
 void gguf_parser_set_context(gguf_parser *parser, const char *what, int64_t index,
                              const char *name);

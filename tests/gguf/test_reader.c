@@ -353,6 +353,24 @@ TEST(test_reader_open_reports_missing_file)
     gguf_close(NULL);
 }
 
+TEST(test_reader_open_of_a_directory_says_it_is_one)
+{
+    const char *dir = test_tmpdir();
+    gguf_error err;
+    for (int mode = GGUF_OPEN_MMAP; mode <= GGUF_OPEN_METADATA; mode++) {
+        CHECK(gguf_open(dir, (gguf_open_mode)mode, &err) == NULL);
+        CHECK_MSG(err.status == GGUF_ERR_IO && strncmp(err.message, dir, strlen(dir)) == 0 &&
+                      strstr(err.message, ": is a directory, expected a GGUF file"),
+                  "mode %d: %s", mode, err.message);
+    }
+    FILE *stream = fopen(dir, "rb");
+    CHECK(stream);
+    CHECK(gguf_open_stream(stream, "dir", GGUF_OPEN_READ, &err) == NULL);
+    fclose(stream);
+    CHECK_MSG(strcmp(err.message, "dir: is a directory, expected a GGUF file") == 0, "%s",
+              err.message);
+}
+
 TEST(test_reader_every_truncation_of_crafted_files_fails_cleanly)
 {
     gguf_bytes values, tensors;
