@@ -95,6 +95,8 @@ void writer_kvs_free(gguf_writer *writer);
 bool writer_output_open(writer_output *out, int fd);
 void writer_output_bytes(writer_output *out, const void *data, size_t size);
 void writer_output_zeros(writer_output *out, uint64_t count);
+/* The `size` (1 to 8) low bytes of `bits`, least significant first. */
+void writer_output_le(writer_output *out, uint64_t bits, size_t size);
 void writer_output_u32(writer_output *out, uint32_t value);
 void writer_output_u64(writer_output *out, uint64_t value);
 /* Write out the buffer; false (with out->error set) when any write failed. */

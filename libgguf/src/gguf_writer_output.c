@@ -74,20 +74,22 @@ void writer_output_zeros(writer_output *out, uint64_t count)
     }
 }
 
+void writer_output_le(writer_output *out, uint64_t bits, size_t size)
+{
+    unsigned char bytes[8];
+    for (size_t i = 0; i < size; i++)
+        bytes[i] = (unsigned char)(bits >> (8 * i));
+    writer_output_bytes(out, bytes, size);
+}
+
 void writer_output_u32(writer_output *out, uint32_t value)
 {
-    unsigned char bytes[4];
-    for (int i = 0; i < 4; i++)
-        bytes[i] = (unsigned char)(value >> (8 * i));
-    writer_output_bytes(out, bytes, sizeof bytes);
+    writer_output_le(out, value, sizeof value);
 }
 
 void writer_output_u64(writer_output *out, uint64_t value)
 {
-    unsigned char bytes[8];
-    for (int i = 0; i < 8; i++)
-        bytes[i] = (unsigned char)(value >> (8 * i));
-    writer_output_bytes(out, bytes, sizeof bytes);
+    writer_output_le(out, value, sizeof value);
 }
 
 void writer_output_close(writer_output *out)

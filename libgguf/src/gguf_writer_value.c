@@ -193,36 +193,27 @@ void writer_string_serialize(writer_output *out, const char *data, uint64_t len)
     writer_output_bytes(out, data, (size_t)len);
 }
 
-/* `size` low bytes of `bits`, least significant first. */
-static void output_little_endian(writer_output *out, uint64_t bits, size_t size)
-{
-    unsigned char bytes[8];
-    for (size_t i = 0; i < size; i++)
-        bytes[i] = (unsigned char)(bits >> (8 * i));
-    writer_output_bytes(out, bytes, size);
-}
-
 static void scalar_serialize(writer_output *out, const gguf_value *value)
 {
     uint32_t f32_bits;
     uint64_t f64_bits;
     switch (value->type) {
-    case GGUF_VALUE_UINT8: output_little_endian(out, value->v.u8, 1); break;
-    case GGUF_VALUE_INT8: output_little_endian(out, (uint8_t)value->v.i8, 1); break;
-    case GGUF_VALUE_UINT16: output_little_endian(out, value->v.u16, 2); break;
-    case GGUF_VALUE_INT16: output_little_endian(out, (uint16_t)value->v.i16, 2); break;
-    case GGUF_VALUE_UINT32: output_little_endian(out, value->v.u32, 4); break;
-    case GGUF_VALUE_INT32: output_little_endian(out, (uint32_t)value->v.i32, 4); break;
-    case GGUF_VALUE_BOOL: output_little_endian(out, value->v.b ? 1 : 0, 1); break;
-    case GGUF_VALUE_UINT64: output_little_endian(out, value->v.u64, 8); break;
-    case GGUF_VALUE_INT64: output_little_endian(out, (uint64_t)value->v.i64, 8); break;
+    case GGUF_VALUE_UINT8: writer_output_le(out, value->v.u8, 1); break;
+    case GGUF_VALUE_INT8: writer_output_le(out, (uint8_t)value->v.i8, 1); break;
+    case GGUF_VALUE_UINT16: writer_output_le(out, value->v.u16, 2); break;
+    case GGUF_VALUE_INT16: writer_output_le(out, (uint16_t)value->v.i16, 2); break;
+    case GGUF_VALUE_UINT32: writer_output_le(out, value->v.u32, 4); break;
+    case GGUF_VALUE_INT32: writer_output_le(out, (uint32_t)value->v.i32, 4); break;
+    case GGUF_VALUE_BOOL: writer_output_le(out, value->v.b ? 1 : 0, 1); break;
+    case GGUF_VALUE_UINT64: writer_output_le(out, value->v.u64, 8); break;
+    case GGUF_VALUE_INT64: writer_output_le(out, (uint64_t)value->v.i64, 8); break;
     case GGUF_VALUE_FLOAT32:
         memcpy(&f32_bits, &value->v.f32, sizeof f32_bits);
-        output_little_endian(out, f32_bits, 4);
+        writer_output_le(out, f32_bits, 4);
         break;
     case GGUF_VALUE_FLOAT64:
         memcpy(&f64_bits, &value->v.f64, sizeof f64_bits);
-        output_little_endian(out, f64_bits, 8);
+        writer_output_le(out, f64_bits, 8);
         break;
     default: break; /* compound types never reach here */
     }

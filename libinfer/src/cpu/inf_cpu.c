@@ -22,7 +22,7 @@ static const char *const level_names[INF_SIMD_LEVEL_COUNT] = {
 #if defined(__x86_64__) || defined(__i386__)
 /* The builtins read cpuid and, for AVX and AVX-512, check with xgetbv that the OS saves the
  * wider registers, so a feature reported here is usable. */
-static void read_x86_features(inf_cpu_features *f)
+static void read_features(inf_cpu_features *f)
 {
     __builtin_cpu_init();
     f->avx2 = __builtin_cpu_supports("avx2");
@@ -45,7 +45,8 @@ static inf_simd_level best_level(const inf_cpu_features *f)
     return avx2 ? INF_SIMD_AVX2 : INF_SIMD_SCALAR;
 }
 #else
-static void read_x86_features(inf_cpu_features *f)
+/* Other architectures: only NEON is reported (the x86 kernels are not built there). */
+static void read_features(inf_cpu_features *f)
 {
 #if defined(__ARM_NEON) || defined(__aarch64__)
     f->neon = true;
@@ -54,7 +55,6 @@ static void read_x86_features(inf_cpu_features *f)
 #endif
 }
 
-/* The x86 kernels are not built on other architectures. */
 static inf_simd_level best_level(const inf_cpu_features *f)
 {
     (void)f;
@@ -64,7 +64,7 @@ static inf_simd_level best_level(const inf_cpu_features *f)
 
 static void detect(void)
 {
-    read_x86_features(&features);
+    read_features(&features);
     detected_level = best_level(&features);
     inf_simd_level level = detected_level;
     const char *env = getenv("INF_SIMD");

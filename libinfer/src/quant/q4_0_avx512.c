@@ -9,11 +9,8 @@ void inf_q4_0_from_float_avx512(const float *src, void *dst, int64_t n)
         __m512 v[2];
         avx512_load_block(src, v);
         const float d = avx512_block_signed_max(src, v, avx512_block_amax(v)) / -8;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
         out[b].d = quant_fp32_to_fp16(d);
-        /* MIN(15, (int8_t)code) of the reference: a signed byte minimum */
-        __m256i codes = _mm256_min_epi8(avx512_block_codes(v, id, 8.5f), _mm256_set1_epi8(15));
-        _mm_storeu_si128((__m128i *)out[b].qs, avx2_pack_nibbles(codes, false));
+        avx2_store_q4(avx512_block_codes(v, quant_inverse_scale(d), 8.5f), out[b].qs);
     }
 }
 

@@ -10,12 +10,10 @@ void inf_q4_1_from_float_avx2(const float *src, void *dst, int64_t n)
         float min, max;
         avx2_block_min_max(src, v, &min, &max);
         const float d = (max - min) / 15;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
         out[b].d = quant_fp32_to_fp16(d);
         out[b].m = quant_fp32_to_fp16(min);
-        __m256i codes = avx2_block_codes_from_min(v, min, id, 0.5f);
-        codes = _mm256_min_epi8(codes, _mm256_set1_epi8(15));
-        _mm_storeu_si128((__m128i *)out[b].qs, avx2_pack_nibbles(codes, false));
+        __m256i codes = avx2_block_codes_from_min(v, min, quant_inverse_scale(d), 0.5f);
+        avx2_store_q4(codes, out[b].qs);
     }
 }
 

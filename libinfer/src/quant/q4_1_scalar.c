@@ -1,30 +1,21 @@
 /* q4_1_scalar.c - reference Q4_1: 16 evenly spaced codes from the block's minimum to its
  * maximum. */
-#include <float.h>
-
 #include "quant_internal.h"
 
 void inf_q4_1_from_float_scalar(const float *src, void *dst, int64_t n)
 {
     block_q4_1 *out = dst;
     for (int64_t b = 0; b < n / QUANT_BLOCK; b++, src += QUANT_BLOCK) {
-        float min = FLT_MAX, max = -FLT_MAX; /* strict compares: the first of equal values wins */
-        for (int j = 0; j < QUANT_BLOCK; j++) {
-            if (src[j] < min)
-                min = src[j];
-            if (src[j] > max)
-                max = src[j];
-        }
+        float min, max;
+        quant_block_min_max(src, &min, &max);
         const float d = (max - min) / 15;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        const float id = quant_inverse_scale(d);
         out[b].d = quant_fp32_to_fp16(d);
         out[b].m = quant_fp32_to_fp16(min);
         for (int j = 0; j < QUANT_BLOCK / 2; j++) {
-            int8_t lo = (int8_t)quant_trunc_u8((src[j] - min) * id + 0.5f);
-            int8_t hi = (int8_t)quant_trunc_u8((src[j + QUANT_BLOCK / 2] - min) * id + 0.5f);
-            uint8_t qlo = (uint8_t)(lo < 15 ? lo : 15);
-            uint8_t qhi = (uint8_t)(hi < 15 ? hi : 15);
-            out[b].qs[j] = (uint8_t)(qlo | (qhi << 4));
+            uint8_t lo = quant_capped_code((src[j] - min) * id + 0.5f, 15);
+            uint8_t hi = quant_capped_code((src[j + QUANT_BLOCK / 2] - min) * id + 0.5f, 15);
+            out[b].qs[j] = (uint8_t)(lo | (hi << 4));
         }
     }
 }

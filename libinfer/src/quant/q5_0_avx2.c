@@ -8,12 +8,10 @@ void inf_q5_0_from_float_avx2(const float *src, void *dst, int64_t n)
         __m256 v[4];
         avx2_load_block(src, v);
         const float d = avx2_block_signed_max(src, v, avx2_block_amax(v)) / -16;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
         out[b].d = quant_fp32_to_fp16(d);
-        __m256i codes = _mm256_min_epi8(avx2_block_codes(v, id, 16.5f), _mm256_set1_epi8(31));
-        uint32_t qh = avx2_fifth_bits(codes);
-        memcpy(out[b].qh, &qh, sizeof qh);
-        _mm_storeu_si128((__m128i *)out[b].qs, avx2_pack_nibbles(codes, true));
+        /* MIN(31, (int8_t)code) of the reference: a signed byte minimum */
+        __m256i codes = avx2_block_codes(v, quant_inverse_scale(d), 16.5f);
+        avx2_store_q5(_mm256_min_epi8(codes, _mm256_set1_epi8(31)), out[b].qs, out[b].qh);
     }
 }
 
@@ -21,10 +19,7 @@ void inf_q5_0_to_float_avx2(const void *src, float *dst, int64_t n)
 {
     const block_q5_0 *in = src;
     for (int64_t b = 0; b < n / QUANT_BLOCK; b++, dst += QUANT_BLOCK) {
-        uint32_t qh;
-        memcpy(&qh, in[b].qh, sizeof qh);
-        __m256i codes = _mm256_or_si256(avx2_unpack_nibbles(in[b].qs), avx2_expand_fifth_bits(qh));
-        codes = _mm256_sub_epi8(codes, _mm256_set1_epi8(16));
+        __m256i codes = _mm256_sub_epi8(avx2_load_q5(in[b].qs, in[b].qh), _mm256_set1_epi8(16));
         avx2_store_dequant(codes, quant_fp16_to_fp32(in[b].d), 0.0f, false, dst);
     }
 }

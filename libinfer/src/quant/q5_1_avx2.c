@@ -10,24 +10,17 @@ void inf_q5_1_from_float_avx2(const float *src, void *dst, int64_t n)
         float min, max;
         avx2_block_min_max(src, v, &min, &max);
         const float d = (max - min) / 31;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
         out[b].d = quant_fp32_to_fp16(d);
         out[b].m = quant_fp32_to_fp16(min);
-        __m256i codes = avx2_block_codes_from_min(v, min, id, 0.5f); /* unclamped, as ggml */
-        uint32_t qh = avx2_fifth_bits(codes);
-        memcpy(out[b].qh, &qh, sizeof qh);
-        _mm_storeu_si128((__m128i *)out[b].qs, avx2_pack_nibbles(codes, true));
+        __m256i codes = avx2_block_codes_from_min(v, min, quant_inverse_scale(d), 0.5f);
+        avx2_store_q5(codes, out[b].qs, out[b].qh); /* uncapped, as ggml */
     }
 }
 
 void inf_q5_1_to_float_avx2(const void *src, float *dst, int64_t n)
 {
     const block_q5_1 *in = src;
-    for (int64_t b = 0; b < n / QUANT_BLOCK; b++, dst += QUANT_BLOCK) {
-        uint32_t qh;
-        memcpy(&qh, in[b].qh, sizeof qh);
-        __m256i codes = _mm256_or_si256(avx2_unpack_nibbles(in[b].qs), avx2_expand_fifth_bits(qh));
-        avx2_store_dequant(codes, quant_fp16_to_fp32(in[b].d), quant_fp16_to_fp32(in[b].m), true,
-                           dst);
-    }
+    for (int64_t b = 0; b < n / QUANT_BLOCK; b++, dst += QUANT_BLOCK)
+        avx2_store_dequant(avx2_load_q5(in[b].qs, in[b].qh), quant_fp16_to_fp32(in[b].d),
+                           quant_fp16_to_fp32(in[b].m), true, dst);
 }

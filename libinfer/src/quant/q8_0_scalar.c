@@ -1,21 +1,16 @@
 /* q8_0_scalar.c - reference Q8_0: symmetric 8-bit codes, d = max|x| / 127, codes rounded half
  * away from zero (roundf, spelled out by quant_round_i32). */
-#include <math.h>
-
 #include "quant_internal.h"
 
 void inf_q8_0_from_float_scalar(const float *src, void *dst, int64_t n)
 {
     block_q8_0 *out = dst;
     for (int64_t b = 0; b < n / QUANT_BLOCK; b++, src += QUANT_BLOCK) {
-        float amax = 0.0f;
-        for (int j = 0; j < QUANT_BLOCK; j++)
-            amax = amax > fabsf(src[j]) ? amax : fabsf(src[j]);
-        const float d = amax / 127;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        const float d = quant_block_amax(src) / 127;
+        const float id = quant_inverse_scale(d);
         out[b].d = quant_fp32_to_fp16(d);
         for (int j = 0; j < QUANT_BLOCK; j++)
-            out[b].qs[j] = (int8_t)(uint8_t)((uint32_t)quant_round_i32(src[j] * id) & 0xFF);
+            out[b].qs[j] = quant_q8_code(src[j] * id);
     }
 }
 

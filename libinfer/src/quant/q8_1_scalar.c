@@ -1,22 +1,17 @@
 /* q8_1_scalar.c - reference Q8_1: Q8_0 plus s = d * sum(q), which lets a dot product with a
  * Q4_1/Q5_1 row add the minimum's contribution once per block. */
-#include <math.h>
-
 #include "quant_internal.h"
 
 void inf_q8_1_from_float_scalar(const float *src, void *dst, int64_t n)
 {
     block_q8_1 *out = dst;
     for (int64_t b = 0; b < n / QUANT_BLOCK; b++, src += QUANT_BLOCK) {
-        float amax = 0.0f;
-        for (int j = 0; j < QUANT_BLOCK; j++)
-            amax = amax > fabsf(src[j]) ? amax : fabsf(src[j]);
-        const float d = amax / 127;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        const float d = quant_block_amax(src) / 127;
+        const float id = quant_inverse_scale(d);
         out[b].d = quant_fp32_to_fp16(d);
         int sum = 0;
         for (int j = 0; j < QUANT_BLOCK; j++) {
-            out[b].qs[j] = (int8_t)(uint8_t)((uint32_t)quant_round_i32(src[j] * id) & 0xFF);
+            out[b].qs[j] = quant_q8_code(src[j] * id);
             sum += out[b].qs[j];
         }
         out[b].s = quant_fp32_to_fp16((float)sum * d);

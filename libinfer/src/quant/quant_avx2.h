@@ -185,6 +185,30 @@ static inline __m256i avx2_unpack_nibbles(const uint8_t qs[16])
     return _mm256_set_m128i(hi, lo);
 }
 
+/* Store a Q4 block's codes: capped at 15 as the reference's MIN(15, (int8_t)code) (a signed
+ * byte minimum), then two per byte. */
+static inline void avx2_store_q4(__m256i codes, uint8_t qs[QUANT_BLOCK / 2])
+{
+    codes = _mm256_min_epi8(codes, _mm256_set1_epi8(15));
+    _mm_storeu_si128((__m128i *)qs, avx2_pack_nibbles(codes, false));
+}
+
+/* Store a Q5 block's codes: low nibbles two per byte, fifth bits in qh. */
+static inline void avx2_store_q5(__m256i codes, uint8_t qs[QUANT_BLOCK / 2], uint8_t qh[4])
+{
+    uint32_t bits = avx2_fifth_bits(codes);
+    memcpy(qh, &bits, sizeof bits);
+    _mm_storeu_si128((__m128i *)qs, avx2_pack_nibbles(codes, true));
+}
+
+/* The 32 five-bit codes of a Q5 block, one byte each in element order. */
+static inline __m256i avx2_load_q5(const uint8_t qs[QUANT_BLOCK / 2], const uint8_t qh[4])
+{
+    uint32_t bits;
+    memcpy(&bits, qh, sizeof bits);
+    return _mm256_or_si256(avx2_unpack_nibbles(qs), avx2_expand_fifth_bits(bits));
+}
+
 /* How far ahead of the block being quantized to prefetch, in floats. The kernels are bound by
  * the latency of streaming the input from memory; the hardware prefetcher alone leaves one core
  * at about half of what it can read. 16 blocks (2 KiB) ahead was the best of 8/16/32/64

@@ -3,6 +3,8 @@
 #ifndef INF_QUANT_INTERNAL_H
 #define INF_QUANT_INTERNAL_H
 
+#include <float.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -85,6 +87,79 @@ static inline int32_t quant_round_i32(float v)
 static inline uint8_t quant_trunc_u8(float v)
 {
     return (uint8_t)((uint32_t)quant_trunc_i32(v) & 0xFF);
+}
+
+/* 1/d, or 0 for a zero scale (every code of such a block is then the offset alone). */
+static inline float quant_inverse_scale(float d)
+{
+    return d != 0.0f ? 1.0f / d : 0.0f;
+}
+
+/* Largest |x| of a block, scanned as ggml's reference does (a NaN, once met, stays). */
+static inline float quant_block_amax(const float *x)
+{
+    float amax = 0.0f;
+    for (int j = 0; j < QUANT_BLOCK; j++)
+        amax = amax > fabsf(x[j]) ? amax : fabsf(x[j]);
+    return amax;
+}
+
+/* The element of largest magnitude with its sign: the reference's strict `<` keeps the first of
+ * equal magnitudes, and an all-zero block gives +0 (even for -0.0 elements). */
+static inline float quant_block_signed_max(const float *x)
+{
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < QUANT_BLOCK; j++) {
+        if (amax < fabsf(x[j])) {
+            amax = fabsf(x[j]);
+            max = x[j];
+        }
+    }
+    return max;
+}
+
+/* Minimum and maximum of a block; strict compares keep the first of equal values, which decides
+ * the sign of a zero extreme. */
+static inline void quant_block_min_max(const float *x, float *min, float *max)
+{
+    *min = FLT_MAX;
+    *max = -FLT_MAX;
+    for (int j = 0; j < QUANT_BLOCK; j++) {
+        if (x[j] < *min)
+            *min = x[j];
+        if (x[j] > *max)
+            *max = x[j];
+    }
+}
+
+/* The reference's code for v: cast to int8_t (through the x86 low byte), then capped at `cap`;
+ * only the exact extreme of a block can land one past the cap. */
+static inline uint8_t quant_capped_code(float v, int8_t cap)
+{
+    int8_t q = (int8_t)quant_trunc_u8(v);
+    return (uint8_t)(q < cap ? q : cap);
+}
+
+/* The reference's Q8 code for v: roundf(v) cast to int8_t (through the x86 low byte). */
+static inline int8_t quant_q8_code(float v)
+{
+    return (int8_t)(uint8_t)((uint32_t)quant_round_i32(v) & 0xFF);
+}
+
+/* Store the 5-bit codes of elements j and j + 16 of a Q5 block: their low nibbles share qs[j],
+ * their fifth bits go to bits j and j + 16 of *qh. */
+static inline void quant_put_q5(uint8_t *qs, uint32_t *qh, int j, uint8_t lo, uint8_t hi)
+{
+    qs[j] = (uint8_t)((lo & 0x0F) | ((hi & 0x0F) << 4));
+    *qh |= (uint32_t)((lo >> 4) & 1) << j;
+    *qh |= (uint32_t)((hi >> 4) & 1) << (j + QUANT_BLOCK / 2);
+}
+
+/* The 5-bit code of element j (0..31) of a Q5 block. */
+static inline int quant_q5_code(const uint8_t *qs, uint32_t qh, int j)
+{
+    int nibble = j < QUANT_BLOCK / 2 ? qs[j] & 0x0F : qs[j - QUANT_BLOCK / 2] >> 4;
+    return nibble | (int)(((qh >> j) & 1) << 4);
 }
 
 static inline float quant_fp16_to_fp32(inf_fp16 h)

@@ -22,48 +22,45 @@ static bool matrix_blocks(gguf_tensor_type type, int64_t nrows, int64_t ncols, i
     return !__builtin_mul_overflow(*blocks, *block_bytes, &n);
 }
 
-/* Share [first, last) of `blocks` for thread `t` of `nt`. */
-static void thread_share(int64_t blocks, int t, int nt, int64_t *first, int64_t *last)
-{
-    *first = blocks * t / nt;
-    *last = blocks * (t + 1) / nt;
-}
-
 static int thread_count(int nthreads)
 {
     return nthreads > 0 ? nthreads : omp_get_max_threads();
 }
 
+/* Quantize (src floats, dst blocks) or dequantize (src blocks, dst floats) the matrix in one
+ * parallel region, each thread converting an equal contiguous share of its blocks. */
+static bool convert_matrix(gguf_tensor_type type, bool quantize, const void *src, void *dst,
+                           int64_t nrows, int64_t ncols, int nthreads)
+{
+    const inf_quant_kernels *k = inf_quant_kernels_get(type);
+    int64_t blocks, bs, bb;
+    if (!(quantize ? k->from_float != NULL : k->to_float != NULL) ||
+        !matrix_blocks(type, nrows, ncols, &blocks, &bs, &bb))
+        return false;
+    int64_t float_bytes = bs * (int64_t)sizeof(float);
+    int64_t src_step = quantize ? float_bytes : bb, dst_step = quantize ? bb : float_bytes;
+#pragma omp parallel num_threads(thread_count(nthreads))
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        int64_t first = blocks * t / nt, last = blocks * (t + 1) / nt;
+        const uint8_t *in = (const uint8_t *)src + first * src_step;
+        uint8_t *out = (uint8_t *)dst + first * dst_step;
+        if (last > first && quantize)
+            k->from_float((const float *)in, out, (last - first) * bs);
+        else if (last > first)
+            k->to_float(in, (float *)out, (last - first) * bs);
+    }
+    return true;
+}
+
 bool inf_quantize_rows(gguf_tensor_type type, const float *src, void *dst, int64_t nrows,
                        int64_t ncols, int nthreads)
 {
-    inf_from_float_fn fn = inf_quant_kernels_get(type)->from_float;
-    int64_t blocks, bs, bb;
-    if (!fn || !matrix_blocks(type, nrows, ncols, &blocks, &bs, &bb))
-        return false;
-#pragma omp parallel num_threads(thread_count(nthreads))
-    {
-        int64_t first, last;
-        thread_share(blocks, omp_get_thread_num(), omp_get_num_threads(), &first, &last);
-        if (last > first)
-            fn(src + first * bs, (uint8_t *)dst + first * bb, (last - first) * bs);
-    }
-    return true;
+    return convert_matrix(type, true, src, dst, nrows, ncols, nthreads);
 }
 
 bool inf_dequantize_rows(gguf_tensor_type type, const void *src, float *dst, int64_t nrows,
                          int64_t ncols, int nthreads)
 {
-    inf_to_float_fn fn = inf_quant_kernels_get(type)->to_float;
-    int64_t blocks, bs, bb;
-    if (!fn || !matrix_blocks(type, nrows, ncols, &blocks, &bs, &bb))
-        return false;
-#pragma omp parallel num_threads(thread_count(nthreads))
-    {
-        int64_t first, last;
-        thread_share(blocks, omp_get_thread_num(), omp_get_num_threads(), &first, &last);
-        if (last > first)
-            fn((const uint8_t *)src + first * bb, dst + first * bs, (last - first) * bs);
-    }
-    return true;
+    return convert_matrix(type, false, src, dst, nrows, ncols, nthreads);
 }
