@@ -255,7 +255,8 @@ const gguf_value *gguf_get(const gguf_file *file, const char *key);
 /* Typed getters. Each returns GGUF_OK and stores the value, GGUF_ERR_NOT_FOUND when the key is
  * absent, or GGUF_ERR_TYPE when the value cannot be represented exactly in the requested type
  * (any integer type converts to another if the value fits; float getters accept FLOAT32/FLOAT64
- * and integers). The string getter returns a pointer owned by the file. */
+ * and integers). On failure *out is left unchanged, so it may hold a default beforehand. The
+ * string getter returns a pointer owned by the file. */
 gguf_status gguf_get_uint(const gguf_file *file, const char *key, uint64_t *out);
 gguf_status gguf_get_int(const gguf_file *file, const char *key, int64_t *out);
 gguf_status gguf_get_float(const gguf_file *file, const char *key, double *out);

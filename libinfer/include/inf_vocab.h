@@ -33,6 +33,7 @@ typedef int32_t inf_token;
 /* An opened vocabulary. Opaque; owns all its memory (it keeps no pointer into the gguf_file). */
 typedef struct inf_vocab inf_vocab;
 
+/* The tokenizer algorithm of a vocabulary. */
 typedef enum inf_vocab_type {
     INF_VOCAB_SPM = 1, /* tokenizer.ggml.model = "llama" */
     INF_VOCAB_BPE = 2, /* tokenizer.ggml.model = "gpt2" */
@@ -73,6 +74,7 @@ void inf_vocab_free(inf_vocab *vocab);
  * Properties
  * ------------------------------------------------------------------------------------------- */
 
+/* The tokenizer algorithm, from tokenizer.ggml.model. */
 inf_vocab_type inf_vocab_get_type(const inf_vocab *vocab);
 /* The pre-tokenizer name in effect ("default" when tokenizer.ggml.pre is absent; "" for SPM).
  * Owned by the vocabulary. */
@@ -110,6 +112,7 @@ inf_token inf_vocab_find(const inf_vocab *vocab, const char *text, size_t len);
  * Tokenizing
  * ------------------------------------------------------------------------------------------- */
 
+/* Options of inf_vocab_tokenize(), combined with |. */
 typedef enum inf_tokenize_flags {
     /* Add BOS/EOS as the vocabulary asks (inf_vocab_adds_bos/eos). */
     INF_TOKENIZE_ADD_SPECIAL = 1u << 0,
@@ -137,6 +140,7 @@ int inf_vocab_tokenize(const inf_vocab *vocab, const char *text, size_t len, uns
  * partial UTF-8 sequence. NULL (and *len = 0) for ids out of range. */
 const char *inf_vocab_token_piece(const inf_vocab *vocab, inf_token token, size_t *len);
 
+/* Options of inf_vocab_detokenize(), combined with |. */
 typedef enum inf_detokenize_flags {
     /* Render CONTROL and UNKNOWN tokens as their text; by default they produce nothing. */
     INF_DETOKENIZE_RENDER_SPECIAL = 1u << 0,

@@ -21,11 +21,10 @@ typedef struct bpe_session {
     merge_queue queue;
 } bpe_session;
 
-static bool queue_pair(bpe_session *s, int32_t left, int32_t right)
+/* merge_offer_fn: queue the pair when the merges rank it. */
+static bool queue_pair(void *session, int32_t left, int32_t right)
 {
-    if (left < 0 || right < 0) {
-        return true;
-    }
+    bpe_session *s = session;
     const merge_symbol *l = &s->symbols[left];
     const merge_symbol *r = &s->symbols[right];
     if (l->token < 0 || r->token < 0) {
@@ -65,18 +64,8 @@ static bool merge_word(bpe_session *s, size_t n_bytes, token_list *out)
         sym->n = 1;
         sym->token = s->v->byte_token[(unsigned char)s->bytes[i]];
     }
-    s->queue.count = 0;
-    for (size_t i = 1; i < n_bytes; i++) {
-        if (!queue_pair(s, (int32_t)i - 1, (int32_t)i)) {
-            return false;
-        }
-    }
-    merge_candidate c;
-    while (merge_queue_pop(&s->queue, &c)) {
-        if (merge_symbols_apply(s->symbols, &c) &&
-            !(queue_pair(s, s->symbols[c.left].prev, c.left) && queue_pair(s, c.left, s->symbols[c.left].next))) {
-            return false;
-        }
+    if (!merge_symbols_run(&s->queue, s->symbols, (int32_t)n_bytes, queue_pair, s)) {
+        return false;
     }
     /* A byte whose character is no token is dropped, as llama.cpp does. */
     for (int32_t i = 0; i >= 0; i = s->symbols[i].next) {

@@ -1,4 +1,5 @@
-/* merge_queue.c - the candidate-merge heap and the symbol-chain update shared by SPM and BPE. */
+/* merge_queue.c - the candidate-merge heap, the symbol-chain update and the merge loop shared by
+ * SPM and BPE. */
 #include "vocab/merge_queue.h"
 
 #include <stdlib.h>
@@ -65,6 +66,28 @@ void merge_queue_free(merge_queue *q)
     free(q->items);
     q->items = NULL;
     q->count = q->capacity = 0;
+}
+
+bool merge_symbols_run(merge_queue *queue, merge_symbol *symbols, int32_t n, merge_offer_fn offer,
+                       void *session)
+{
+    queue->count = 0;
+    for (int32_t i = 1; i < n; i++) {
+        if (!offer(session, i - 1, i)) {
+            return false;
+        }
+    }
+    merge_candidate c;
+    while (merge_queue_pop(queue, &c)) {
+        if (!merge_symbols_apply(symbols, &c)) {
+            continue;
+        }
+        int32_t prev = symbols[c.left].prev, next = symbols[c.left].next;
+        if ((prev >= 0 && !offer(session, prev, c.left)) || (next >= 0 && !offer(session, c.left, next))) {
+            return false;
+        }
+    }
+    return true;
 }
 
 bool merge_symbols_apply(merge_symbol *symbols, const merge_candidate *c)

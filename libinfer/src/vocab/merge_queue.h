@@ -39,4 +39,14 @@ void merge_queue_free(merge_queue *q);
  * the right symbol joins the left one, which becomes token `merged`. Returns whether it merged. */
 bool merge_symbols_apply(merge_symbol *symbols, const merge_candidate *c);
 
+/* Offer the merge of symbols left and right (adjacent and alive): queue the candidate when the
+ * two merge into a token. False only when out of memory. */
+typedef bool (*merge_offer_fn)(void *session, int32_t left, int32_t right);
+
+/* Merge a chain of `n` symbols: offer every adjacent pair, then keep applying the first queued
+ * candidate that is still valid and offer the merged symbol with its new neighbours, until the
+ * queue is empty. The queue is emptied first. False when out of memory. */
+bool merge_symbols_run(merge_queue *queue, merge_symbol *symbols, int32_t n, merge_offer_fn offer,
+                       void *session);
+
 #endif

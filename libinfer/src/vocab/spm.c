@@ -17,12 +17,10 @@ typedef struct spm_session {
     merge_queue queue;
 } spm_session;
 
-/* Queue the merge of symbols left and right when their text together is a token. */
-static bool queue_pair(spm_session *s, int32_t left, int32_t right)
+/* merge_offer_fn: queue the pair when their text together is a token. */
+static bool queue_pair(void *session, int32_t left, int32_t right)
 {
-    if (left < 0 || right < 0) {
-        return true;
-    }
+    spm_session *s = session;
     const merge_symbol *l = &s->symbols[left];
     const merge_symbol *r = &s->symbols[right];
     uint32_t size = l->n + r->n;
@@ -114,18 +112,8 @@ static size_t chunk_end(const inf_vocab *v, const char *text, size_t start, size
 
 static bool merge_chunk(spm_session *s, size_t len, token_list *out)
 {
-    bool ok = true;
     int32_t n_symbols = split_characters(s, len);
-    s->queue.count = 0;
-    for (int32_t i = 1; ok && i < n_symbols; i++) {
-        ok = queue_pair(s, i - 1, i);
-    }
-    merge_candidate c;
-    while (ok && merge_queue_pop(&s->queue, &c)) {
-        if (merge_symbols_apply(s->symbols, &c)) {
-            ok = queue_pair(s, s->symbols[c.left].prev, c.left) && queue_pair(s, c.left, s->symbols[c.left].next);
-        }
-    }
+    bool ok = merge_symbols_run(&s->queue, s->symbols, n_symbols, queue_pair, s);
     for (int32_t i = 0; ok && i >= 0; i = s->symbols[i].next) {
         ok = emit_symbol(s, &s->symbols[i], out);
     }

@@ -58,7 +58,6 @@ static bool get_array(loader *ld, const char *key, gguf_value_type type, bool re
     *arr = NULL;
     gguf_status st = gguf_get_array(ld->file, key, arr);
     if (st == GGUF_ERR_NOT_FOUND && !required) {
-        *arr = NULL;
         return true;
     }
     if (st == GGUF_ERR_NOT_FOUND) {
@@ -96,13 +95,10 @@ static bool load_pre_tokenizer(loader *ld)
     if (ld->v->type != INF_VOCAB_BPE) {
         return true;
     }
-    const char *pre = "default";
+    const char *pre = "default"; /* gguf_get_string() leaves it alone when the key is absent */
     gguf_status st = gguf_get_string(ld->file, KEY_PRE, &pre);
     if (st != GGUF_OK && st != GGUF_ERR_NOT_FOUND) {
         return fail(ld, "%s: expected a string", KEY_PRE);
-    }
-    if (st == GGUF_ERR_NOT_FOUND) {
-        pre = "default";
     }
     ld->v->pre = inf_pretokenizer_find(pre);
     if (!ld->v->pre) {
