@@ -119,6 +119,7 @@ static void run_nodes(cpu_backend *cpu, const inf_graph *graph, int n_threads,
     const int n_nodes = inf_graph_n_nodes(graph);
     atomic_int stop_after = INT_MAX;
     cpu_barrier_state barrier;
+    atomic_llong next_item = 0;
     /* The team may be smaller than asked for; the barrier must count the threads that run. */
     int team = 0;
 #pragma omp parallel num_threads(n_threads)
@@ -129,7 +130,8 @@ static void run_nodes(cpu_backend *cpu, const inf_graph *graph, int n_threads,
             cpu_barrier_init(&barrier, team);
         }
         cpu_params p = {.ith = omp_get_thread_num(), .nth = team, .work = cpu->work,
-                        .work_size = cpu->work_size, .failure = failure, .barrier = &barrier};
+                        .work_size = cpu->work_size, .failure = failure, .barrier = &barrier,
+                        .next_item = &next_item};
         for (int i = 0; i < n_nodes; i++) {
             inf_tensor *node = inf_graph_node(graph, i);
             p.node_index = i;

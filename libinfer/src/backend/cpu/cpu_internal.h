@@ -20,6 +20,7 @@ typedef struct cpu_failure {
 typedef struct cpu_barrier_state {
     atomic_int arrived;
     atomic_int phase;
+    atomic_int sleepers;
     int n_threads;
 } cpu_barrier_state;
 
@@ -34,6 +35,10 @@ typedef struct cpu_params {
     int node_index;
     cpu_failure *failure;
     cpu_barrier_state *barrier;
+    /* A counter shared by the team for kernels that hand out work items on demand (so a thread
+     * slowed by another process on its core does less of the work): one thread resets it before
+     * a barrier, then every thread claims items with cpu_claim(). */
+    atomic_llong *next_item;
 } cpu_params;
 
 /* Record a failure of the current node (the first one wins); the compute stops after it. */
@@ -50,6 +55,12 @@ static inline void cpu_split(int64_t n, const cpu_params *p, int64_t *begin, int
     int64_t per = n / p->nth, extra = n % p->nth;
     *begin = p->ith * per + (p->ith < extra ? p->ith : extra);
     *end = *begin + per + (p->ith < extra ? 1 : 0);
+}
+
+/* The next unclaimed work item (>= n when all are taken). */
+static inline int64_t cpu_claim(const cpu_params *p)
+{
+    return atomic_fetch_add_explicit(p->next_item, 1, memory_order_relaxed);
 }
 
 /* The kernel of one operation. */

@@ -219,13 +219,15 @@ void cpu_mul_mat_compute(const cpu_params *p, inf_tensor *node)
     make_plan(node, &plan);
     uint8_t *act = (uint8_t *)p->work;
     char *mine = p->work + plan.act_bytes + (size_t)p->ith * (plan.panel_bytes + plan.scratch_bytes);
+    if (p->ith == 0)
+        atomic_store(p->next_item, 0);
     pack_activations(p, &plan, node, act, mine + plan.panel_bytes);
     cpu_barrier(p);
+    /* Panels are handed out on demand: a thread sharing its core with another process ends up
+     * doing fewer of them instead of holding the others up. */
     const inf_tensor *w = node->src[0];
-    const int64_t panels = (plan.M + plan.P - 1) / plan.P;
-    int64_t begin, end;
-    cpu_split(w->ne[2] * w->ne[3] * panels, p, &begin, &end);
-    for (int64_t item = begin; item < end; item++)
+    const int64_t panels = (plan.M + plan.P - 1) / plan.P, items = w->ne[2] * w->ne[3] * panels;
+    for (int64_t item = cpu_claim(p); item < items; item = cpu_claim(p))
         multiply_panel(&plan, node, act, mine, item / panels, item % panels);
     if (plan.stream) /* streaming stores are weakly ordered: publish them before the barrier */
         atomic_thread_fence(memory_order_seq_cst);
