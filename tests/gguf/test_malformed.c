@@ -59,24 +59,37 @@ static bool accepted(const gguf_bytes *b)
     return f != NULL;
 }
 
-/* A header with `n_kv` kvs and no tensors; the caller appends the kvs. */
-static void kv_file(gguf_bytes *b, uint64_t n_kv)
+/* A version 3 header announcing `n_tensors` tensor infos and `n_kv` kvs; the caller appends them. */
+static void new_file(gguf_bytes *b, uint64_t n_tensors, uint64_t n_kv)
 {
     gb_init(b);
-    gb_header(b, 3, 0, n_kv);
+    gb_header(b, 3, n_tensors, n_kv);
 }
 
-/* One tensor "w" with the given fields after a header with no kvs; 64 data bytes follow. */
+/* Padding up to the data section (alignment 32), then `bytes` zero bytes of data. */
+static void data_section(gguf_bytes *b, size_t bytes)
+{
+    gb_align(b, 32);
+    gb_zeros(b, bytes);
+}
+
+/* One tensor `name` with the given fields after a header with no kvs; 64 data bytes follow.
+ * Returns the offset of its tensor info. */
+static size_t named_tensor(gguf_bytes *b, const char *name, uint32_t n_dims, const uint64_t *ne,
+                           uint32_t type, uint64_t offset)
+{
+    new_file(b, 1, 0);
+    size_t info = gb_pos(b);
+    gb_tensor(b, name, n_dims, ne, type, offset);
+    data_section(b, 64);
+    return info;
+}
+
+/* named_tensor() for a tensor called "w". */
 static size_t one_tensor(gguf_bytes *b, uint32_t n_dims, const uint64_t *ne, uint32_t type,
                          uint64_t offset)
 {
-    gb_init(b);
-    gb_header(b, 3, 1, 0);
-    size_t info = gb_pos(b);
-    gb_tensor(b, "w", n_dims, ne, type, offset);
-    gb_align(b, 32);
-    gb_zeros(b, 64);
-    return info;
+    return named_tensor(b, "w", n_dims, ne, type, offset);
 }
 
 /* Offsets of the fields of tensor "w" written at `info` with `n_dims` dims. */
@@ -111,7 +124,7 @@ TEST(test_malformed_magic_is_rejected)
 TEST(test_malformed_versions_are_rejected)
 {
     gguf_bytes b;
-    kv_file(&b, 0);
+    new_file(&b, 0, 0);
     memcpy(b.data + 4, "\1\0\0\0", 4);
     CHECK(rejected(&b, GGUF_ERR_VERSION, 4, "unsupported version 1"));
     memcpy(b.data + 4, "\4\0\0\0", 4);
@@ -126,16 +139,13 @@ TEST(test_malformed_versions_are_rejected)
 TEST(test_malformed_counts_are_checked_before_allocating)
 {
     gguf_bytes b;
-    gb_init(&b);
-    gb_header(&b, 3, (1ull << 63) + 1, 0);
+    new_file(&b, (1ull << 63) + 1, 0);
     CHECK(rejected(&b, GGUF_ERR_OVERFLOW, 8, "tensor count"));
     gb_free(&b);
-    gb_init(&b);
-    gb_header(&b, 3, 0, 1ull << 62);
+    new_file(&b, 0, 1ull << 62);
     CHECK(rejected(&b, GGUF_ERR_TRUNCATED, 16, "kv count"));
     gb_free(&b);
-    gb_init(&b);
-    gb_header(&b, 3, 1ull << 40, 0);
+    new_file(&b, 1ull << 40, 0);
     uint64_t ne[1] = {8};
     gb_tensor(&b, "a", 1, ne, GGUF_TENSOR_F32, 0);
     gb_tensor(&b, "b", 1, ne, GGUF_TENSOR_F32, 32);
@@ -146,7 +156,7 @@ TEST(test_malformed_counts_are_checked_before_allocating)
 TEST(test_malformed_key_length_past_the_end_is_rejected)
 {
     gguf_bytes b;
-    kv_file(&b, 1);
+    new_file(&b, 0, 1);
     gb_u64(&b, UINT64_MAX - 3);
     gb_raw(&b, "key", 3);
     gb_zeros(&b, 16);
@@ -171,7 +181,7 @@ TEST(test_malformed_keys_must_be_nonempty_utf8_without_nul)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gguf_bytes b;
-        kv_file(&b, 1);
+        new_file(&b, 0, 1);
         gb_u64(&b, cases[i].len);
         gb_raw(&b, cases[i].key, cases[i].len);
         gb_u32(&b, GGUF_VALUE_UINT8);
@@ -181,7 +191,7 @@ TEST(test_malformed_keys_must_be_nonempty_utf8_without_nul)
         gb_free(&b);
     }
     gguf_bytes b;
-    kv_file(&b, 1);
+    new_file(&b, 0, 1);
     gb_kv_str(&b, "caf\xc3\xa9.\xe2\x82\xac.\xf0\x9f\x98\x80", "utf-8 keys are fine");
     CHECK(accepted(&b));
     gb_free(&b);
@@ -190,14 +200,14 @@ TEST(test_malformed_keys_must_be_nonempty_utf8_without_nul)
 TEST(test_malformed_value_types_must_be_known)
 {
     gguf_bytes b;
-    kv_file(&b, 1);
+    new_file(&b, 0, 1);
     gb_str(&b, "k");
     size_t at = gb_pos(&b);
     gb_u32(&b, 13);
     gb_u32(&b, 0);
     CHECK(rejected(&b, GGUF_ERR_INVALID, at, "kv 0 'k': value type is 13, expected 0..12"));
     gb_free(&b);
-    kv_file(&b, 1);
+    new_file(&b, 0, 1);
     gb_key(&b, "k", GGUF_VALUE_ARRAY);
     at = gb_pos(&b);
     gb_u32(&b, 0xFFFFFFFFu);
@@ -209,13 +219,13 @@ TEST(test_malformed_value_types_must_be_known)
 TEST(test_malformed_bools_must_be_0_or_1)
 {
     gguf_bytes b;
-    kv_file(&b, 1);
+    new_file(&b, 0, 1);
     gb_key(&b, "flag", GGUF_VALUE_BOOL);
     size_t at = gb_pos(&b);
     gb_u8(&b, 2);
     CHECK(rejected(&b, GGUF_ERR_INVALID, at, "bool value is 2"));
     gb_free(&b);
-    kv_file(&b, 1);
+    new_file(&b, 0, 1);
     gb_key(&b, "flags", GGUF_VALUE_ARRAY);
     gb_u32(&b, GGUF_VALUE_BOOL);
     gb_u64(&b, 3);
@@ -228,7 +238,7 @@ TEST(test_malformed_bools_must_be_0_or_1)
 TEST(test_malformed_string_value_past_the_end_is_rejected)
 {
     gguf_bytes b;
-    kv_file(&b, 1);
+    new_file(&b, 0, 1);
     gb_key(&b, "s", GGUF_VALUE_STRING);
     size_t at = gb_pos(&b);
     gb_u64(&b, 1ull << 63);
@@ -239,44 +249,40 @@ TEST(test_malformed_string_value_past_the_end_is_rejected)
 
 TEST(test_malformed_array_counts_are_checked)
 {
-    gguf_bytes b;
-    kv_file(&b, 1);
-    gb_key(&b, "a", GGUF_VALUE_ARRAY);
-    gb_u32(&b, GGUF_VALUE_UINT64);
-    size_t at = gb_pos(&b);
-    gb_u64(&b, 1ull << 62);
-    CHECK(rejected(&b, GGUF_ERR_OVERFLOW, at, "array count"));
-    gb_free(&b);
-    kv_file(&b, 1);
-    gb_key(&b, "a", GGUF_VALUE_ARRAY);
-    gb_u32(&b, GGUF_VALUE_UINT32);
-    at = gb_pos(&b);
-    gb_u64(&b, 1000);
-    gb_u64(&b, 0);
-    CHECK(rejected(&b, GGUF_ERR_TRUNCATED, at, "array data needs 4000 bytes"));
-    gb_free(&b);
-    kv_file(&b, 1);
-    gb_key(&b, "a", GGUF_VALUE_ARRAY);
-    gb_u32(&b, GGUF_VALUE_STRING);
-    at = gb_pos(&b);
-    gb_u64(&b, UINT64_MAX);
-    gb_str(&b, "only one");
-    CHECK(rejected(&b, GGUF_ERR_TRUNCATED, at, "array count is 18446744073709551615"));
-    gb_free(&b);
-    kv_file(&b, 1);
-    gb_key(&b, "a", GGUF_VALUE_ARRAY);
-    gb_u32(&b, GGUF_VALUE_ARRAY);
-    at = gb_pos(&b);
-    gb_u64(&b, 1ull << 40);
-    gb_zeros(&b, 24);
-    CHECK(rejected(&b, GGUF_ERR_TRUNCATED, at, "array count"));
-    gb_free(&b);
+    static const char zeros[24];
+    /* An array kv announcing `count` elements of `elem_type`, then `tail` (what really follows). */
+    static const struct {
+        uint32_t elem_type;
+        uint64_t count;
+        const char *tail;
+        size_t tail_len;
+        gguf_status status;
+        const char *needle;
+    } cases[] = {
+        {GGUF_VALUE_UINT64, 1ull << 62, "", 0, GGUF_ERR_OVERFLOW, "array count"},
+        {GGUF_VALUE_UINT32, 1000, "\0\0\0\0\0\0\0\0", 8, GGUF_ERR_TRUNCATED,
+         "array data needs 4000 bytes"},
+        {GGUF_VALUE_STRING, UINT64_MAX, "\x08\0\0\0\0\0\0\0only one", 16, GGUF_ERR_TRUNCATED,
+         "array count is 18446744073709551615"},
+        {GGUF_VALUE_ARRAY, 1ull << 40, zeros, 24, GGUF_ERR_TRUNCATED, "array count"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gguf_bytes b;
+        new_file(&b, 0, 1);
+        gb_key(&b, "a", GGUF_VALUE_ARRAY);
+        gb_u32(&b, cases[i].elem_type);
+        size_t at = gb_pos(&b);
+        gb_u64(&b, cases[i].count);
+        gb_raw(&b, cases[i].tail, cases[i].tail_len);
+        CHECK_MSG(rejected(&b, cases[i].status, at, cases[i].needle), "case %zu", i);
+        gb_free(&b);
+    }
 }
 
 /* An array nested `depth` levels deep (depth 1: a plain empty array). */
 static void nested_array(gguf_bytes *b, int depth)
 {
-    kv_file(b, 1);
+    new_file(b, 0, 1);
     gb_key(b, "deep", GGUF_VALUE_ARRAY);
     for (int level = 1; level < depth; level++) {
         gb_u32(b, GGUF_VALUE_ARRAY);
@@ -305,7 +311,7 @@ TEST(test_malformed_array_nesting_is_bounded)
 TEST(test_malformed_duplicate_key_is_rejected)
 {
     gguf_bytes b;
-    kv_file(&b, 3);
+    new_file(&b, 0, 3);
     gb_kv_u32(&b, "a", 1);
     gb_kv_u32(&b, "b", 2);
     size_t at = gb_pos(&b);
@@ -317,7 +323,7 @@ TEST(test_malformed_duplicate_key_is_rejected)
 TEST(test_malformed_alignment_must_be_uint32_power_of_two)
 {
     gguf_bytes b;
-    kv_file(&b, 1);
+    new_file(&b, 0, 1);
     gb_str(&b, "general.alignment");
     size_t type_at = gb_pos(&b);
     gb_u32(&b, GGUF_VALUE_UINT64);
@@ -326,13 +332,13 @@ TEST(test_malformed_alignment_must_be_uint32_power_of_two)
     gb_free(&b);
     static const uint32_t bad[] = {0, 48, 3, 0x80000001u};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        kv_file(&b, 1);
+        new_file(&b, 0, 1);
         gb_kv_u32(&b, "general.alignment", bad[i]);
         CHECK_MSG(rejected(&b, GGUF_ERR_INVALID, type_at + 4, "expected a non-zero power of two"),
                   "alignment %u", bad[i]);
         gb_free(&b);
     }
-    kv_file(&b, 1);
+    new_file(&b, 0, 1);
     gb_kv_u32(&b, "general.alignment", 1);
     CHECK(accepted(&b));
     gb_free(&b);
@@ -341,19 +347,11 @@ TEST(test_malformed_alignment_must_be_uint32_power_of_two)
 TEST(test_malformed_tensor_names_must_be_nonempty_utf8)
 {
     gguf_bytes b;
-    gb_init(&b);
-    gb_header(&b, 3, 1, 0);
     uint64_t ne[1] = {8};
-    gb_tensor(&b, "", 1, ne, GGUF_TENSOR_F32, 0);
-    gb_align(&b, 32);
-    gb_zeros(&b, 32);
+    named_tensor(&b, "", 1, ne, GGUF_TENSOR_F32, 0);
     CHECK(rejected(&b, GGUF_ERR_INVALID, 24, "tensor 0: name is empty"));
     gb_free(&b);
-    gb_init(&b);
-    gb_header(&b, 3, 1, 0);
-    gb_tensor(&b, "w\x80", 1, ne, GGUF_TENSOR_F32, 0);
-    gb_align(&b, 32);
-    gb_zeros(&b, 32);
+    named_tensor(&b, "w\x80", 1, ne, GGUF_TENSOR_F32, 0);
     CHECK(rejected(&b, GGUF_ERR_INVALID, 24 + 8 + 1, "name is not valid UTF-8"));
     gb_free(&b);
 }
@@ -449,8 +447,7 @@ TEST(test_malformed_tensor_data_must_lie_in_the_file)
 TEST(test_malformed_missing_padding_before_data_is_rejected)
 {
     gguf_bytes b;
-    gb_init(&b);
-    gb_header(&b, 3, 1, 0);
+    new_file(&b, 1, 0);
     uint64_t ne[1] = {8};
     gb_tensor(&b, "w", 1, ne, GGUF_TENSOR_F32, 0);
     CHECK(rejected(&b, GGUF_ERR_TRUNCATED, offset_at(24, 1), "tensor 0 'w': data [0, 32) ends"));
@@ -460,14 +457,12 @@ TEST(test_malformed_missing_padding_before_data_is_rejected)
 TEST(test_malformed_tensor_names_must_be_unique)
 {
     gguf_bytes b;
-    gb_init(&b);
-    gb_header(&b, 3, 2, 0);
+    new_file(&b, 2, 0);
     uint64_t ne[1] = {8};
     gb_tensor(&b, "w", 1, ne, GGUF_TENSOR_F32, 0);
     size_t at = gb_pos(&b);
     gb_tensor(&b, "w", 1, ne, GGUF_TENSOR_F32, 32);
-    gb_align(&b, 32);
-    gb_zeros(&b, 64);
+    data_section(&b, 64);
     CHECK(rejected(&b, GGUF_ERR_DUPLICATE, at, "tensor 1 'w': duplicate tensor name"));
     gb_free(&b);
 }
@@ -475,15 +470,13 @@ TEST(test_malformed_tensor_names_must_be_unique)
 TEST(test_malformed_tensor_data_must_not_overlap)
 {
     gguf_bytes b;
-    gb_init(&b);
-    gb_header(&b, 3, 3, 0);
+    new_file(&b, 3, 0);
     uint64_t ne[1] = {16};
     gb_tensor(&b, "a", 1, ne, GGUF_TENSOR_F32, 128);
     size_t at = gb_pos(&b);
     gb_tensor(&b, "b", 1, ne, GGUF_TENSOR_F32, 160);
     gb_tensor(&b, "c", 1, ne, GGUF_TENSOR_F32, 0);
-    gb_align(&b, 32);
-    gb_zeros(&b, 256);
+    data_section(&b, 256);
     CHECK(rejected(&b, GGUF_ERR_LAYOUT, offset_at(at, 1), "tensor 1 'b': data [160, 224) overlaps "
                                                           "tensor 0 'a' [128, 192)"));
     gb_free(&b);
@@ -498,8 +491,7 @@ TEST(test_malformed_messages_stay_one_readable_line)
     name[4] = '\t';
     uint64_t ne[1] = {8};
     gguf_bytes b;
-    gb_init(&b);
-    gb_header(&b, 3, 1, 0);
+    new_file(&b, 1, 0);
     gb_tensor(&b, name, 1, ne, GGUF_TENSOR_F32, 0);
     gguf_error err;
     CHECK(!gguf_open_memory(b.data, b.len, "x.gguf", &err) && err.status == GGUF_ERR_TRUNCATED);

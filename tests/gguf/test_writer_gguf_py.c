@@ -4,37 +4,46 @@
 #include "test.h"
 #include "writer_test_support.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Let gguf-py write its file and describe it; NULL (test failed or skipped) when it cannot. */
-static json_t *oracle_content(const char *gguf_path, const char *json_path)
+/* The files of one comparison, in its own scratch directory: gguf-py's file, its JSON
+ * description, and the file libgguf writes from that description. */
+typedef struct oracle_files {
+    char gguf_py[512], json[512], libgguf[512];
+} oracle_files;
+
+/* Let gguf-py write its file in a new scratch directory `dir_name` and describe it; NULL (the
+ * test failed) when it cannot. */
+static json_t *oracle_content(const char *dir_name, oracle_files *files)
 {
+    const char *dir = support_make_dir(dir_name);
+    snprintf(files->gguf_py, sizeof files->gguf_py, "%s/gguf_py.gguf", dir);
+    snprintf(files->json, sizeof files->json, "%s/content.json", dir);
+    snprintf(files->libgguf, sizeof files->libgguf, "%s/libgguf.gguf", dir);
     char *output = NULL;
-    int status = oracle_write(gguf_path, json_path, &output);
+    int status = oracle_write(files->gguf_py, files->json, &output);
     if (status != 0) {
         test_fail(__FILE__, __LINE__, "gguf-py oracle failed (%d): %s", status, output);
         free(output);
         return NULL;
     }
     free(output);
-    return oracle_load(json_path);
+    return oracle_load(files->json);
 }
 
 TEST(test_gguf_py_reads_what_the_writer_writes)
 {
-    const char *dir = support_make_dir("gguf_py_reads_writer");
-    char a[512], b[512], json[512];
-    snprintf(a, sizeof a, "%s/gguf_py.gguf", dir);
-    snprintf(b, sizeof b, "%s/libgguf.gguf", dir);
-    snprintf(json, sizeof json, "%s/content.json", dir);
-    json_t *doc = oracle_content(a, json);
+    oracle_files files;
+    json_t *doc = oracle_content("gguf_py_reads_writer", &files);
     CHECK(doc);
     gguf_error err = {0};
     /* Every entry, also the empty arrays gguf-py cannot write; data in 13-byte pieces. */
-    CHECK_MSG(oracle_write_with_libgguf(doc, true, b, 13, &err) == GGUF_OK, "%s", err.message);
+    CHECK_MSG(oracle_write_with_libgguf(doc, true, files.libgguf, 13, &err) == GGUF_OK, "%s",
+              err.message);
     char *output = NULL;
-    int status = test_run(&output, "python3 %s check '%s' --all", ORACLE_SCRIPT, b);
+    int status = test_run(&output, "python3 %s check '%s' --all", ORACLE_SCRIPT, files.libgguf);
     CHECK_MSG(status == 0, "gguf-py check failed (%d):\n%s", status, output);
     free(output);
     json_decref(doc);
@@ -44,18 +53,14 @@ TEST(test_gguf_py_reads_what_the_writer_writes)
  * size of a Q8_1 block and does not know Q2_0 (see the oracle script). */
 TEST(test_writer_bytes_equal_gguf_py_bytes)
 {
-    const char *dir = support_make_dir("gguf_py_same_bytes");
-    char a[512], b[512], json[512];
-    snprintf(a, sizeof a, "%s/gguf_py.gguf", dir);
-    snprintf(b, sizeof b, "%s/libgguf.gguf", dir);
-    snprintf(json, sizeof json, "%s/content.json", dir);
-    json_t *doc = oracle_content(a, json);
+    oracle_files files;
+    json_t *doc = oracle_content("gguf_py_same_bytes", &files);
     CHECK(doc);
     gguf_error err = {0};
-    CHECK_MSG(oracle_write_with_libgguf(doc, false, b, 4096, &err) == GGUF_OK, "%s",
+    CHECK_MSG(oracle_write_with_libgguf(doc, false, files.libgguf, 4096, &err) == GGUF_OK, "%s",
               err.message);
     char *output = NULL;
-    int status = test_run(&output, "cmp '%s' '%s'", a, b);
+    int status = test_run(&output, "cmp '%s' '%s'", files.gguf_py, files.libgguf);
     CHECK_MSG(status == 0, "libgguf and gguf-py files differ: %s", output);
     free(output);
     json_decref(doc);
@@ -63,14 +68,11 @@ TEST(test_writer_bytes_equal_gguf_py_bytes)
 
 TEST(test_reader_reads_what_gguf_py_writes)
 {
-    const char *dir = support_make_dir("reader_reads_gguf_py");
-    char a[512], json[512];
-    snprintf(a, sizeof a, "%s/gguf_py.gguf", dir);
-    snprintf(json, sizeof json, "%s/content.json", dir);
-    json_t *doc = oracle_content(a, json);
+    oracle_files files;
+    json_t *doc = oracle_content("reader_reads_gguf_py", &files);
     CHECK(doc);
     gguf_error err = {0};
-    gguf_file *f = gguf_open(a, GGUF_OPEN_MMAP, &err);
+    gguf_file *f = gguf_open(files.gguf_py, GGUF_OPEN_MMAP, &err);
     CHECK_MSG(f, "%s", err.message);
     json_t *metadata = json_object_get(doc, "metadata");
     int64_t index = 0;

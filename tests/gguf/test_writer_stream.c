@@ -33,6 +33,16 @@ static void write_text(const char *path, const char *text)
     }
 }
 
+/* A new scratch directory `name` holding "model.gguf" with the text "old": the target a write
+ * replaces, or must leave untouched when it fails. Its path goes to path[512]. */
+static const char *dir_with_old_target(const char *name, char path[512])
+{
+    const char *dir = support_make_dir(name);
+    snprintf(path, 512, "%s/model.gguf", dir);
+    write_text(path, "old");
+    return dir;
+}
+
 TEST(test_writer_uses_a_temp_file_beside_the_target)
 {
     const char *dir = support_make_dir("temp_beside");
@@ -69,10 +79,8 @@ TEST(test_writer_uses_a_temp_file_beside_the_target)
 
 TEST(test_writer_replaces_an_existing_target)
 {
-    const char *dir = support_make_dir("replace_target");
     char path[512];
-    snprintf(path, sizeof path, "%s/model.gguf", dir);
-    write_text(path, "old");
+    const char *dir = dir_with_old_target("replace_target", path);
     gguf_writer *w = two_tensor_writer();
     gguf_error err = {0};
     CHECK(gguf_writer_begin(w, path, &err) == GGUF_OK);
@@ -98,10 +106,8 @@ static bool nothing_left(const char *dir, const char *path)
 
 TEST(test_writer_refuses_too_much_data_and_leaves_nothing)
 {
-    const char *dir = support_make_dir("too_much");
     char path[512];
-    snprintf(path, sizeof path, "%s/model.gguf", dir);
-    write_text(path, "old");
+    const char *dir = dir_with_old_target("too_much", path);
     gguf_writer *w = two_tensor_writer();
     gguf_error err = {0};
     unsigned char data[100] = {0};
@@ -118,10 +124,8 @@ TEST(test_writer_refuses_too_much_data_and_leaves_nothing)
 
 TEST(test_writer_refuses_too_little_data_and_leaves_nothing)
 {
-    const char *dir = support_make_dir("too_little");
     char path[512];
-    snprintf(path, sizeof path, "%s/model.gguf", dir);
-    write_text(path, "old");
+    const char *dir = dir_with_old_target("too_little", path);
     gguf_writer *w = two_tensor_writer();
     gguf_error err = {0};
     unsigned char data[100] = {0};
@@ -163,10 +167,8 @@ TEST(test_writer_refuses_unwritable_directories)
 
 TEST(test_writer_io_error_removes_the_temp_file)
 {
-    const char *dir = support_make_dir("io_error");
     char path[512];
-    snprintf(path, sizeof path, "%s/model.gguf", dir);
-    write_text(path, "old");
+    const char *dir = dir_with_old_target("io_error", path);
     gguf_writer *w = gguf_writer_create();
     CHECK(gguf_writer_add_tensor(w, "big", GGUF_TENSOR_F32, 1, (uint64_t[]){1 << 20}) == GGUF_OK);
     /* Files in this test process may not grow past 64 KiB: writes fail with EFBIG. */
@@ -186,10 +188,8 @@ TEST(test_writer_io_error_removes_the_temp_file)
 
 TEST(test_writer_abort_and_free_remove_the_temp_file)
 {
-    const char *dir = support_make_dir("abandon");
     char path[512];
-    snprintf(path, sizeof path, "%s/model.gguf", dir);
-    write_text(path, "old");
+    const char *dir = dir_with_old_target("abandon", path);
     gguf_error err = {0};
     unsigned char data[16] = {0};
     gguf_writer *w = two_tensor_writer();

@@ -71,6 +71,17 @@ void support_fill(unsigned char *data, size_t size, unsigned seed)
     }
 }
 
+/* Hand `size` bytes to the writer in pieces of at most `piece` bytes. */
+static gguf_status write_in_pieces(gguf_writer *writer, const unsigned char *data, size_t size,
+                                   size_t piece, gguf_error *err)
+{
+    gguf_status status = GGUF_OK;
+    for (size_t done = 0; done < size && status == GGUF_OK; done += piece)
+        status = gguf_writer_write_data(writer, data + done,
+                                        size - done < piece ? size - done : piece, err);
+    return status;
+}
+
 gguf_status support_stream_tensors(gguf_writer *writer, unsigned seed, size_t piece,
                                    gguf_error *err)
 {
@@ -80,10 +91,7 @@ gguf_status support_stream_tensors(gguf_writer *writer, unsigned seed, size_t pi
         if (!data)
             return GGUF_ERR_NOMEM;
         support_fill(data, size, seed + (unsigned)i);
-        gguf_status status = GGUF_OK;
-        for (size_t done = 0; done < size && status == GGUF_OK; done += piece)
-            status = gguf_writer_write_data(writer, data + done,
-                                            size - done < piece ? size - done : piece, err);
+        gguf_status status = write_in_pieces(writer, data, size, piece, err);
         free(data);
         if (status != GGUF_OK)
             return status;
@@ -275,9 +283,7 @@ static gguf_status stream_described_tensors(gguf_writer *writer, json_t *tensors
     for (size_t i = 0; i < json_array_size(tensors) && status == GGUF_OK; i++) {
         size_t size;
         unsigned char *data = oracle_tensor_data(json_array_get(tensors, i), &size);
-        for (size_t done = 0; done < size && status == GGUF_OK; done += piece)
-            status = gguf_writer_write_data(writer, data + done,
-                                            size - done < piece ? size - done : piece, err);
+        status = data ? write_in_pieces(writer, data, size, piece, err) : GGUF_ERR_NOMEM;
         free(data);
     }
     return status;
