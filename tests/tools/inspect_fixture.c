@@ -1,23 +1,67 @@
-/* inspect_fixture.c - crafted GGUF files (by gguf-py) and a modified model copy for the
- * gguf-inspect tests. Tests run one after another, so "made on first use" needs no locking. */
+/* inspect_fixture.c - crafted GGUF files (by gguf-py), a modified model copy and the helpers the
+ * gguf-inspect tests share. Tests run one after another, so "made on first use" needs no locking. */
 #include "inspect_fixture.h"
 
 #include "gguf.h"
-#include "test.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+const char *inspect_model_or_skip(void)
+{
+    const char *model = test_model_path();
+    if (!model)
+        SKIP("model missing: run make models");
+    return model;
+}
+
 const char *inspect_crafted(const char *name)
 {
-    static char dir[512], path[600];
+    /* One path per name asked for (a handful), so that callers may hold several. */
+    static struct {
+        char name[64];
+        char path[600];
+    } made[16];
+    static size_t n_made;
+    char dir[512], path[600];
     snprintf(dir, sizeof dir, "%s/inspect", test_tmpdir());
     snprintf(path, sizeof path, "%s/%s", dir, name);
     if (access(path, R_OK) != 0 &&
         test_run(NULL, "python3 tests/tools/py/make_inspect_files.py '%s'", dir) != 0)
         return NULL;
-    return access(path, R_OK) == 0 ? path : NULL;
+    if (access(path, R_OK) != 0)
+        return NULL;
+    for (size_t i = 0; i < n_made; i++)
+        if (strcmp(made[i].name, name) == 0)
+            return made[i].path;
+    if (n_made == sizeof made / sizeof made[0] || strlen(name) >= sizeof made[0].name)
+        return NULL;
+    snprintf(made[n_made].name, sizeof made[n_made].name, "%s", name);
+    snprintf(made[n_made].path, sizeof made[n_made].path, "%s", path);
+    return made[n_made++].path;
+}
+
+json_t *inspect_json(const char *args, int expected_exit)
+{
+    char *out = NULL;
+    int rc = test_run(&out, "%s --json %s 2>/dev/null", INSPECT, args);
+    json_error_t error;
+    json_t *doc = rc == expected_exit ? json_loads(out, 0, &error) : NULL;
+    if (!doc)
+        test_fail(__FILE__, __LINE__, "exit %d (expected %d) or bad JSON (%s): %.200s", rc,
+                  expected_exit, rc == expected_exit ? error.text : "", out);
+    free(out);
+    return doc;
+}
+
+const char *inspect_first_missing(const char *text, const char *const *expected, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strstr(text, expected[i]))
+            return expected[i];
+    return NULL;
 }
 
 /* Flip the bits of one byte in the middle of `tensor`'s data in the file at `path`. */

@@ -1,25 +1,15 @@
 /* Tests of gguf-inspect's report (text and JSON), tensor filter and command line, on the real
  * model and on small files written by gguf-py. */
 #include "inspect_fixture.h"
-#include "test.h"
 
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define INSPECT test_tool("gguf-inspect")
-
-static const char *model_or_skip(void)
-{
-    const char *model = test_model_path();
-    if (!model)
-        SKIP("model missing: run make models");
-    return model;
-}
-
 TEST(test_inspect_report_lists_header_keys_tensors_and_summaries)
 {
-    const char *model = model_or_skip();
+    const char *model = inspect_model_or_skip();
     char *out = NULL;
     int rc = test_run(&out, "%s %s", INSPECT, model);
     CHECK_MSG(rc == 0, "exit %d: %s", rc, out);
@@ -45,8 +35,8 @@ TEST(test_inspect_report_lists_header_keys_tensors_and_summaries)
         "bits per weight  5.74\n",
         "file type        3 MOSTLY_Q4_1 (llama.cpp: Q4_1)\n",
     };
-    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
-        CHECK_MSG(strstr(out, expected[i]), "missing '%s'", expected[i]);
+    const char *missing = inspect_first_missing(out, expected, sizeof expected / sizeof expected[0]);
+    CHECK_MSG(!missing, "missing '%s' in:\n%s", missing, out);
     free(out);
 }
 
@@ -67,8 +57,8 @@ TEST(test_inspect_report_prints_every_value_type_and_escapes_strings)
         "array[string,3]   [\"alpha\", \"beta\", \"gamma\"]", "[0.5, -1.25, 3]",
         "tok.weight   q8_0     [32, 2]", "7 MOSTLY_Q8_0 (llama.cpp: Q8_0)",
     };
-    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
-        CHECK_MSG(strstr(out, expected[i]), "missing '%s' in:\n%s", expected[i], out);
+    const char *missing = inspect_first_missing(out, expected, sizeof expected / sizeof expected[0]);
+    CHECK_MSG(!missing, "missing '%s' in:\n%s", missing, out);
     free(out);
 }
 
@@ -82,9 +72,7 @@ TEST(test_inspect_escapes_invalid_utf8_and_control_sequences)
     CHECK_MSG(strstr(out, "\"\\x1b[31mred\\xc2\\x9b2J\""), "%s", out);
     CHECK_MSG(strstr(out, "array[array,2]  [[1, 2], [3, 4, 5]]"), "%s", out);
     free(out);
-    CHECK(test_run(&out, "%s --json %s", INSPECT, bytes) == 0);
-    json_t *doc = json_loads(out, 0, NULL);
-    free(out);
+    json_t *doc = inspect_json(bytes, 0);
     CHECK(doc);
     json_t *invalid = json_array_get(json_object_get(doc, "metadata"), 1);
     const char *replaced = "ok\xEF\xBF\xBD\xEF\xBF\xBD!"; /* each bad byte is U+FFFD */
@@ -116,24 +104,10 @@ TEST(test_inspect_guesses_file_type_like_llama_cpp_when_absent)
     free(out);
 }
 
-/* Run --json and parse the document; NULL (after a failed CHECK message) when it does not parse. */
-static json_t *inspect_json(const char *args)
-{
-    char *out = NULL;
-    int rc = test_run(&out, "%s --json %s 2>/dev/null", INSPECT, args);
-    json_error_t error;
-    json_t *doc = rc == 0 ? json_loads(out, 0, &error) : NULL;
-    if (!doc)
-        test_fail(__FILE__, __LINE__, "exit %d or bad JSON (%s): %.200s", rc,
-                  rc == 0 ? error.text : "", out);
-    free(out);
-    return doc;
-}
-
 TEST(test_inspect_json_has_the_report_fields)
 {
-    const char *model = model_or_skip();
-    json_t *doc = inspect_json(model);
+    const char *model = inspect_model_or_skip();
+    json_t *doc = inspect_json(model, 0);
     CHECK(doc);
     json_t *header = json_object_get(doc, "header");
     CHECK(json_integer_value(json_object_get(header, "kv_count")) == 33);
@@ -151,7 +125,7 @@ TEST(test_inspect_json_has_the_report_fields)
 
 TEST(test_inspect_json_matches_gguf_py_on_model)
 {
-    const char *model = model_or_skip();
+    const char *model = inspect_model_or_skip();
     const char *json_path = test_tmpfile("model.json");
     char *out = NULL;
     CHECK(test_run(NULL, "%s --json %s > %s", INSPECT, model, json_path) == 0);
@@ -179,7 +153,7 @@ TEST(test_inspect_json_full_matches_gguf_py_on_crafted_files)
 
 TEST(test_inspect_tensors_glob_filters_text_and_json)
 {
-    const char *model = model_or_skip();
+    const char *model = inspect_model_or_skip();
     char *out = NULL;
     CHECK(test_run(&out, "%s --tensors 'blk.1.*' %s", INSPECT, model) == 0);
     CHECK_MSG(strstr(out, "tensors: 9 of 272 match 'blk.1.*'"), "%s", out);
@@ -190,7 +164,7 @@ TEST(test_inspect_tensors_glob_filters_text_and_json)
 
     char args[600];
     snprintf(args, sizeof args, "--tensors '*_norm.weight' %s", model);
-    json_t *doc = inspect_json(args);
+    json_t *doc = inspect_json(args, 0);
     CHECK(doc);
     json_t *tensors = json_object_get(doc, "tensors");
     CHECK(json_array_size(tensors) == 61);
@@ -219,4 +193,46 @@ TEST(test_inspect_reports_unreadable_file_in_one_line)
     CHECK_MSG(strncmp(out, "gguf-inspect: /nonexistent/model.gguf: ", 39) == 0, "%s", out);
     CHECK(inspect_count_lines(out) == 1);
     free(out);
+}
+
+/* Write `len` bytes to the scratch file `name`; its path, or NULL. */
+static const char *scratch_file(const char *name, const char *bytes, size_t len)
+{
+    const char *path = test_tmpfile(name);
+    FILE *f = fopen(path, "wb");
+    bool ok = f && fwrite(bytes, 1, len, f) == len;
+    return f && fclose(f) == 0 && ok ? path : NULL;
+}
+
+TEST(test_inspect_bad_inputs_fail_in_one_line_naming_file_and_field)
+{
+    static const struct {
+        const char *name, *bytes;
+        size_t len;
+        const char *needle;
+    } cases[] = {
+        {"empty.gguf", "", 0, "magic needs 4 bytes from byte 0 but the file ends at byte 0"},
+        {"cut.gguf", "GGU", 3, "magic needs 4 bytes from byte 0 but the file ends at byte 3"},
+        {"text.gguf", "hello, world", 12, "magic is 68 65 6c 6c, expected \"GGUF\""},
+        {"header.gguf", "GGUF\3\0\0\0", 8, "tensor count needs 8 bytes from byte 8"},
+        {NULL, NULL, 0, "is a directory, expected a GGUF file"}, /* the scratch directory */
+    };
+    static const char *const modes[] = {"", "--check", "--hash", "--json", "--full"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[600];
+        const char *made = cases[i].name
+                               ? scratch_file(cases[i].name, cases[i].bytes, cases[i].len)
+                               : test_tmpdir();
+        CHECK(made);
+        snprintf(path, sizeof path, "%s", made);
+        char expected[700];
+        snprintf(expected, sizeof expected, "gguf-inspect: %s: %s", path, cases[i].needle);
+        for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+            char *out = NULL;
+            int rc = test_run(&out, "%s %s %s 2>&1 >/dev/null", INSPECT, modes[m], path);
+            CHECK_MSG(rc == 1 && strstr(out, expected) == out && inspect_count_lines(out) == 1,
+                      "%s %s: exit %d: %s", modes[m], path, rc, out);
+            free(out);
+        }
+    }
 }

@@ -1,24 +1,14 @@
 /* Tests of gguf-inspect A B (diff) and --check. */
 #include "inspect_fixture.h"
-#include "test.h"
 
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define INSPECT test_tool("gguf-inspect")
-
-static const char *model_or_skip(void)
-{
-    const char *model = test_model_path();
-    if (!model)
-        SKIP("model missing: run make models");
-    return model;
-}
-
 TEST(test_inspect_diff_of_a_file_with_itself_is_identical)
 {
-    const char *model = model_or_skip();
+    const char *model = inspect_model_or_skip();
     char *out = NULL;
     int rc = test_run(&out, "%s %s %s", INSPECT, model, model);
     CHECK_MSG(rc == 0, "exit %d: %s", rc, out);
@@ -29,13 +19,10 @@ TEST(test_inspect_diff_of_a_file_with_itself_is_identical)
 TEST(test_inspect_diff_finds_edited_keys_and_changed_tensors)
 {
     const char *small = inspect_crafted("small.gguf");
-    CHECK(small);
-    char small_path[600];
-    snprintf(small_path, sizeof small_path, "%s", small);
     const char *edited = inspect_crafted("edited.gguf");
-    CHECK(edited);
+    CHECK(small && edited);
     char *out = NULL;
-    int rc = test_run(&out, "%s --diff %s %s", INSPECT, small_path, edited);
+    int rc = test_run(&out, "%s --diff %s %s", INSPECT, small, edited);
     CHECK_MSG(rc == 1, "exit %d: %s", rc, out);
     static const char *const expected[] = {
         "key_removed    test.u8  uint8 200\n",
@@ -47,8 +34,8 @@ TEST(test_inspect_diff_finds_edited_keys_and_changed_tensors)
         "tensor_data    blk.1.w  xxh64 ",
         "different: 7 differences; 3 tensors",
     };
-    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
-        CHECK_MSG(strstr(out, expected[i]), "missing '%s' in:\n%s", expected[i], out);
+    const char *missing = inspect_first_missing(out, expected, sizeof expected / sizeof expected[0]);
+    CHECK_MSG(!missing, "missing '%s' in:\n%s", missing, out);
     CHECK(!strstr(out, "tok.weight"));
     CHECK(!strstr(out, "norm.weight"));
     free(out);
@@ -57,15 +44,11 @@ TEST(test_inspect_diff_finds_edited_keys_and_changed_tensors)
 TEST(test_inspect_diff_json_lists_the_differences)
 {
     const char *small = inspect_crafted("small.gguf");
-    CHECK(small);
-    char small_path[600];
-    snprintf(small_path, sizeof small_path, "%s", small);
     const char *edited = inspect_crafted("edited.gguf");
-    CHECK(edited);
-    char *out = NULL;
-    CHECK(test_run(&out, "%s --json %s %s 2>/dev/null", INSPECT, small_path, edited) == 1);
-    json_t *doc = json_loads(out, 0, NULL);
-    free(out);
+    CHECK(small && edited);
+    char args[1300];
+    snprintf(args, sizeof args, "%s %s", small, edited);
+    json_t *doc = inspect_json(args, 1);
     CHECK(doc);
     CHECK(json_is_false(json_object_get(doc, "identical")));
     json_t *list = json_object_get(doc, "differences");
@@ -89,7 +72,7 @@ TEST(test_inspect_diff_json_lists_the_differences)
 
 TEST(test_inspect_diff_names_the_changed_tensor_of_the_model)
 {
-    const char *model = model_or_skip();
+    const char *model = inspect_model_or_skip();
     const char *modified = inspect_modified_model();
     CHECK(modified);
     char *out = NULL;
@@ -102,7 +85,7 @@ TEST(test_inspect_diff_names_the_changed_tensor_of_the_model)
 
 TEST(test_inspect_diff_with_glob_ignores_other_tensors)
 {
-    const char *model = model_or_skip();
+    const char *model = inspect_model_or_skip();
     const char *modified = inspect_modified_model();
     CHECK(modified);
     char *out = NULL;
@@ -113,7 +96,7 @@ TEST(test_inspect_diff_with_glob_ignores_other_tensors)
 
 TEST(test_inspect_check_accepts_the_model)
 {
-    const char *model = model_or_skip();
+    const char *model = inspect_model_or_skip();
     char *out = NULL;
     int rc = test_run(&out, "%s --check %s", INSPECT, model);
     CHECK_MSG(rc == 0 && strstr(out, ": OK (version 3, 33 keys, 272 tensors)"), "exit %d: %s", rc,
@@ -123,7 +106,7 @@ TEST(test_inspect_check_accepts_the_model)
 
 TEST(test_inspect_check_rejects_a_truncated_model_in_one_line)
 {
-    const char *model = model_or_skip();
+    const char *model = inspect_model_or_skip();
     const char *truncated = test_tmpfile("truncated.gguf");
     CHECK(test_run(NULL, "head -c 50000000 %s > %s", model, truncated) == 0);
     char *out = NULL;

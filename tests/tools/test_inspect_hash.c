@@ -1,21 +1,10 @@
 /* Tests of gguf-inspect --hash and --verify: hashes agree with the xxhash Python package, a
  * manifest verifies its own file and names the tensor that changed in a modified copy. */
 #include "inspect_fixture.h"
-#include "test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define INSPECT test_tool("gguf-inspect")
-
-static const char *model_or_skip(void)
-{
-    const char *model = test_model_path();
-    if (!model)
-        SKIP("model missing: run make models");
-    return model;
-}
 
 /* Write the manifest of `path` to the scratch file `name`; returns its path (static buffer). */
 static const char *write_manifest(const char *path, const char *name)
@@ -29,7 +18,7 @@ static const char *write_manifest(const char *path, const char *name)
 
 TEST(test_inspect_hash_matches_python_xxhash_on_model)
 {
-    const char *model = model_or_skip();
+    const char *model = inspect_model_or_skip();
     const char *manifest = write_manifest(model, "model.xxh64");
     CHECK(manifest);
     char *out = NULL;
@@ -52,7 +41,7 @@ TEST(test_inspect_hash_matches_python_xxhash_on_crafted_file)
 
 TEST(test_inspect_hash_with_glob_lists_only_matching_tensors)
 {
-    const char *model = model_or_skip();
+    const char *model = inspect_model_or_skip();
     char *out = NULL;
     CHECK(test_run(&out, "%s --hash --tensors 'blk.0.*' %s", INSPECT, model) == 0);
     CHECK_MSG(inspect_count_lines(out) == 9, "%s", out);
@@ -78,7 +67,7 @@ TEST(test_inspect_json_with_hash_carries_the_manifest_hashes)
 
 TEST(test_inspect_verify_accepts_the_file_the_manifest_came_from)
 {
-    const char *model = model_or_skip();
+    const char *model = inspect_model_or_skip();
     const char *manifest = write_manifest(model, "verify.xxh64");
     CHECK(manifest);
     char *out = NULL;
@@ -89,10 +78,9 @@ TEST(test_inspect_verify_accepts_the_file_the_manifest_came_from)
 
 TEST(test_inspect_verify_names_the_modified_tensor)
 {
-    const char *model = model_or_skip();
-    char manifest[600];
-    CHECK(write_manifest(model, "original.xxh64"));
-    snprintf(manifest, sizeof manifest, "%s", test_tmpfile("original.xxh64"));
+    const char *model = inspect_model_or_skip();
+    const char *manifest = write_manifest(model, "original.xxh64");
+    CHECK(manifest);
     const char *modified = inspect_modified_model();
     CHECK(modified);
     char *out = NULL;
@@ -114,6 +102,19 @@ TEST(test_inspect_verify_rejects_a_malformed_manifest)
     char *out = NULL;
     CHECK(test_run(&out, "%s --verify %s %s", INSPECT, manifest, small) == 1);
     CHECK_MSG(strstr(out, "bad.xxh64: line 1: expected"), "%s", out);
+    CHECK(inspect_count_lines(out) == 1);
+    free(out);
+    /* An empty manifest is refused, unless a filter could have left it empty. */
+    manifest = test_tmpfile("empty.xxh64");
+    CHECK(test_run(NULL, ": > %s", manifest) == 0);
+    CHECK(test_run(&out, "%s --verify %s %s", INSPECT, manifest, small) == 1);
+    CHECK_MSG(strstr(out, "gguf-inspect: ") == out && strstr(out, "empty.xxh64: no manifest lines"),
+              "%s", out);
+    CHECK(inspect_count_lines(out) == 1);
+    free(out);
+    CHECK(test_run(NULL, "%s --verify %s --tensors 'no.such.*' %s", INSPECT, manifest, small) == 0);
+    CHECK(test_run(&out, "%s --verify %s %s", INSPECT, test_tmpdir(), small) == 1);
+    CHECK_MSG(strstr(out, ": cannot read manifest: Is a directory"), "%s", out);
     CHECK(inspect_count_lines(out) == 1);
     free(out);
 }

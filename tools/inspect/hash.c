@@ -120,6 +120,8 @@ static bool manifest_add(manifest *m, int64_t *capacity, manifest_entry entry)
     return true;
 }
 
+/* Parse the manifest at `path`; false (the error printed) when it cannot be read or a line is
+ * malformed. */
 static bool read_manifest(const char *path, manifest *m)
 {
     memset(m, 0, sizeof *m);
@@ -151,7 +153,7 @@ static bool read_manifest(const char *path, manifest *m)
         }
     }
     if (ok && ferror(in)) {
-        inspect_error("%s: read error: %s", path, strerror(errno));
+        inspect_error("%s: cannot read manifest: %s", path, strerror(errno));
         ok = false;
     }
     free(line);
@@ -203,7 +205,15 @@ int inspect_verify(const inspect_options *opt)
     hashed_file h = {NULL, NULL};
     bool *seen = NULL;
     int status = EXIT_FAIL;
-    if (!read_manifest(opt->manifest, &m) || !open_hashed(opt, &h))
+    if (!read_manifest(opt->manifest, &m))
+        goto done;
+    /* --hash always writes the total; only a filtered manifest may list nothing at all. */
+    if (m.count == 0 && !m.has_total && !opt->tensor_glob) {
+        inspect_error("%s: no manifest lines, expected '<16 hex digits>  <tensor name>' lines as "
+                      "--hash writes them", opt->manifest);
+        goto done;
+    }
+    if (!open_hashed(opt, &h))
         goto done;
     int64_t n = gguf_tensor_count(h.file);
     seen = calloc((size_t)(n ? n : 1), sizeof *seen);
