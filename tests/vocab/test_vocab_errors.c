@@ -97,19 +97,12 @@ TEST(test_vocab_bpe_merges_lowest_rank_first)
     char err[512];
     inf_vocab *v = vt_finish(bpe_writer(), "bpe_ok.gguf", err, sizeof err);
     CHECK_MSG(v, "%s", err);
-    size_t n;
     /* "b c" (rank 0) beats "a b" (rank 1): a + bc, and "ab c" never applies. */
-    inf_token *ids = vt_tokenize(v, "abc", 0, &n);
-    CHECK_MSG(strcmp(vt_ids_string(ids, n), "0 4") == 0, "got %s", vt_ids_string(ids, n));
-    free(ids);
+    CHECK_IDS(v, "abc", 0, "0 4");
     /* "ab" then "ab c" needs no "b c" to compete: "abab" -> ab ab. */
-    ids = vt_tokenize(v, "abab", 0, &n);
-    CHECK_MSG(strcmp(vt_ids_string(ids, n), "3 3") == 0, "got %s", vt_ids_string(ids, n));
-    free(ids);
+    CHECK_IDS(v, "abab", 0, "3 3");
     /* " a" is one word for the GPT-2 regex and merges into "Ġa"; a byte with no token is dropped. */
-    ids = vt_tokenize(v, " a z", 0, &n);
-    CHECK_MSG(strcmp(vt_ids_string(ids, n), "7 6") == 0, "got %s", vt_ids_string(ids, n));
-    free(ids);
+    CHECK_IDS(v, " a z", 0, "7 6");
     inf_vocab_free(v);
 }
 
@@ -118,12 +111,10 @@ TEST(test_vocab_user_defined_tokens_always_match_and_control_ones_on_request)
     char err[512];
     inf_vocab *v = vt_finish(bpe_writer(), "bpe_special.gguf", err, sizeof err);
     CHECK_MSG(v, "%s", err);
-    size_t n;
     /* Unparsed, "<|end|>" is text whose characters have no tokens here, so it vanishes. */
-    inf_token *ids = vt_tokenize(v, "a<x>b<|end|>", 0, &n);
-    CHECK_MSG(strcmp(vt_ids_string(ids, n), "0 9 1") == 0, "got %s", vt_ids_string(ids, n));
-    free(ids);
-    ids = vt_tokenize(v, "a<x>b<|end|>", INF_TOKENIZE_PARSE_SPECIAL | INF_TOKENIZE_ADD_SPECIAL, &n);
+    CHECK_IDS(v, "a<x>b<|end|>", 0, "0 9 1");
+    size_t n;
+    inf_token *ids = vt_tokenize(v, "a<x>b<|end|>", INF_TOKENIZE_PARSE_SPECIAL | INF_TOKENIZE_ADD_SPECIAL, &n);
     CHECK_MSG(strcmp(vt_ids_string(ids, n), "0 9 1 8") == 0, "got %s", vt_ids_string(ids, n));
     CHECK(!inf_vocab_adds_bos(v) && inf_vocab_is_eog(v, 8));
     char buf[8];
@@ -163,7 +154,6 @@ TEST(test_vocab_llama3_family_takes_whole_word_tokens_and_adds_bos_by_default)
     static const char *const merges[] = {"a b"};
     int32_t types[] = {1, 1, 1, 1, 1, 3};
     char err[512];
-    size_t n;
     for (int llama3 = 0; llama3 < 2; llama3++) {
         gguf_writer *w = vt_writer("gpt2", tokens, 6, merges, 1, NULL);
         gguf_writer_set_string(w, "tokenizer.ggml.pre", llama3 ? "llama-bpe" : "gpt-2");
@@ -172,12 +162,8 @@ TEST(test_vocab_llama3_family_takes_whole_word_tokens_and_adds_bos_by_default)
         inf_vocab *v = vt_finish(w, llama3 ? "llama3.gguf" : "gpt2_small.gguf", err, sizeof err);
         CHECK_MSG(v, "%s", err);
         /* Merging alone gives ab + c; Llama 3 takes a word that is a token whole. */
-        inf_token *ids = vt_tokenize(v, "abc", INF_TOKENIZE_ADD_SPECIAL, &n);
-        const char *want = llama3 ? "5 4" : "3 2";
-        CHECK_MSG(strcmp(vt_ids_string(ids, n), want) == 0, "pre %d: got %s, want %s", llama3,
-                  vt_ids_string(ids, n), want);
+        CHECK_IDS(v, "abc", INF_TOKENIZE_ADD_SPECIAL, llama3 ? "5 4" : "3 2");
         CHECK(inf_vocab_adds_bos(v) == (llama3 == 1));
-        free(ids);
         inf_vocab_free(v);
     }
 }

@@ -116,15 +116,12 @@ TEST(test_vocab_smollm_matches_hf_tokenizers_on_varied_text)
 {
     inf_vocab *v = load_model_vocab();
     CHECK(v);
-    char dir[512];
-    snprintf(dir, sizeof dir, "%s", test_tmpfile("hf_corpus"));
+    const char *dir = vt_make_corpus("hf_corpus");
+    CHECK(dir);
     char *output = NULL;
-    int status = test_run(&output, "python3 tests/vocab/py/make_corpus.py %s", dir);
-    CHECK_MSG(status == 0, "make_corpus.py: %s", output);
-    free(output);
     int texts = write_our_ids(v, dir);
     CHECK_MSG(texts > 100, "tokenized %d corpus texts", texts);
-    status = test_run(&output, "python3 tests/vocab/py/hf_compare.py %s %s", test_model_path(), dir);
+    int status = test_run(&output, "python3 tests/vocab/py/hf_compare.py %s %s", test_model_path(), dir);
     CHECK_MSG(status == 0, "hf_compare.py exited %d:\n%s", status, output);
     fprintf(stderr, "    %s", output); /* the bytes and tokens compared */
     free(output);

@@ -70,6 +70,19 @@ TEST(test_vocab_gpt2_byte_alphabet_is_a_bijection_with_known_points)
     CHECK(inf_code_point_to_byte(0x20) == -1 && inf_code_point_to_byte(0x144) == -1);
 }
 
+/* Split text[0..len) as the BPE tokenizer does: decode it into cps, classify each code point, and
+ * pre-tokenize; returns the number of words, whose lengths (in code points) go to `lengths`.
+ * Every buffer has room for `len` entries. */
+static size_t split_words(const inf_pretokenizer *pre, const char *text, size_t len, uint32_t *cps,
+                          uint8_t *cls, uint32_t *lengths, uint32_t *scratch)
+{
+    size_t n = inf_utf8_decode(text, len, cps);
+    for (size_t i = 0; i < n; i++) {
+        cls[i] = (uint8_t)inf_unicode_class_of(cps[i]);
+    }
+    return inf_pretokenize(pre, cps, cls, n, lengths, scratch);
+}
+
 /* Words of `text` under pre-tokenizer `pre_name`, joined with '|'. */
 static const char *split(const char *pre_name, const char *text)
 {
@@ -81,11 +94,7 @@ static const char *split(const char *pre_name, const char *text)
     if (!pre || len > 256) {
         return "(bad test)";
     }
-    size_t n = inf_utf8_decode(text, len, cps);
-    for (size_t i = 0; i < n; i++) {
-        cls[i] = (uint8_t)inf_unicode_class_of(cps[i]);
-    }
-    size_t words = inf_pretokenize(pre, cps, cls, n, lengths, scratch);
+    size_t words = split_words(pre, text, len, cps, cls, lengths, scratch);
     size_t pos = 0, cp = 0;
     for (size_t w = 0; w < words; w++) {
         if (w) {
@@ -155,11 +164,7 @@ static bool write_splits(const char *dir, const char *pre_name)
         uint32_t *scratch = malloc((len + 1) * sizeof *scratch);
         uint8_t *cls = malloc(len + 1);
         ok = text && cps && lengths && scratch && cls;
-        size_t n = ok ? inf_utf8_decode(text, len, cps) : 0;
-        for (size_t i = 0; i < n; i++) {
-            cls[i] = (uint8_t)inf_unicode_class_of(cps[i]);
-        }
-        size_t words = ok ? inf_pretokenize(pre, cps, cls, n, lengths, scratch) : 0;
+        size_t words = ok ? split_words(pre, text, len, cps, cls, lengths, scratch) : 0;
         snprintf(path, sizeof path, "%s/%s.%s.split", dir, name, pre_name);
         FILE *out = ok ? fopen(path, "w") : NULL;
         ok = ok && out;
@@ -182,16 +187,13 @@ static bool write_splits(const char *dir, const char *pre_name)
 TEST(test_vocab_pretokenizers_match_the_original_regexes_run_by_hf_tokenizers)
 {
     static const char *const pres[] = {"gpt-2", "llama-bpe", "qwen2", "smollm", "default"};
-    char dir[512];
-    snprintf(dir, sizeof dir, "%s", test_tmpfile("split_corpus"));
-    char *output = NULL;
-    int status = test_run(&output, "python3 tests/vocab/py/make_corpus.py %s", dir);
-    CHECK_MSG(status == 0, "make_corpus.py: %s", output);
-    free(output);
+    const char *dir = vt_make_corpus("split_corpus");
+    CHECK(dir);
     for (size_t i = 0; i < sizeof pres / sizeof pres[0]; i++) {
         CHECK_MSG(write_splits(dir, pres[i]), "writing the %s splits", pres[i]);
     }
-    status = test_run(&output, "python3 tests/vocab/py/hf_split_compare.py %s gpt-2 llama-bpe qwen2 smollm default", dir);
+    char *output = NULL;
+    int status = test_run(&output, "python3 tests/vocab/py/hf_split_compare.py %s gpt-2 llama-bpe qwen2 smollm default", dir);
     CHECK_MSG(status == 0, "hf_split_compare.py exited %d:\n%s", status, output);
     fprintf(stderr, "    %s", output);
     free(output);

@@ -70,6 +70,28 @@ const char *vt_ids_string(const inf_token *ids, size_t n)
     return buf;
 }
 
+const char *vt_ids_of(const inf_vocab *vocab, const char *text, unsigned flags)
+{
+    size_t n;
+    inf_token *ids = vt_tokenize(vocab, text, flags, &n);
+    const char *string = vt_ids_string(ids, n);
+    free(ids);
+    return string;
+}
+
+const char *vt_make_corpus(const char *name)
+{
+    static char dir[512];
+    snprintf(dir, sizeof dir, "%s", test_tmpfile(name));
+    char *output = NULL;
+    int status = test_run(&output, "python3 tests/vocab/py/make_corpus.py %s", dir);
+    if (status != 0) {
+        test_fail(__FILE__, __LINE__, "make_corpus.py exited %d: %s", status, output);
+    }
+    free(output);
+    return status == 0 ? dir : NULL;
+}
+
 gguf_writer *vt_writer(const char *model, const char *const *tokens, size_t n_tokens,
                        const char *const *merges, size_t n_merges, const float *scores)
 {
