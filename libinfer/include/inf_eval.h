@@ -177,6 +177,9 @@ inf_status inf_kld_base_writer_write(inf_kld_base_writer *writer, const uint16_t
 inf_status inf_kld_base_writer_finish(inf_kld_base_writer *writer, char *err, size_t err_size);
 /* Abandon the file: remove the temporary file and free the writer. NULL allowed. */
 void inf_kld_base_writer_abort(inf_kld_base_writer *writer);
+/* Path of the temporary file being written (for a signal handler to unlink), valid until the
+ * writer is finished or aborted. */
+const char *inf_kld_base_writer_temp_path(const inf_kld_base_writer *writer);
 
 typedef struct inf_kld_base inf_kld_base;
 
@@ -240,6 +243,9 @@ int32_t inf_perplexity_scored_per_chunk(const inf_perplexity *run);
  * file read/write failure: message in `err`). Calling it after the last chunk is INF_ERR_USAGE. */
 inf_status inf_perplexity_next(inf_perplexity *run, inf_chunk_result *result, char *err,
                                size_t err_size);
+/* Path of the temporary file of an unfinished base output, NULL when none: what a signal handler
+ * must unlink so that an interrupted run leaves nothing behind. */
+const char *inf_perplexity_output_temp_path(const inf_perplexity *run);
 /* Finish after the last chunk: closes the base output file (renaming it into place). */
 inf_status inf_perplexity_finish(inf_perplexity *run, char *err, size_t err_size);
 /* Sums of the scores so far (valid at any time). */

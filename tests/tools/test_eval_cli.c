@@ -195,3 +195,44 @@ TEST(test_eval_reports_each_broken_model_in_one_line)
                           edited_model(source, "no_merges.gguf", remove_merges), NULL));
     CHECK(eval_fails_with(1, "truncated", fmt, truncated_model(source, "cut.gguf", 300000), NULL));
 }
+
+TEST(test_eval_interrupted_base_run_leaves_no_file)
+{
+    const char *model = tiny_model("default");
+    CHECK(model != NULL);
+    char dir[512], args[2048];
+    snprintf(dir, sizeof dir, "%s", test_tmpfile("interrupted"));
+    CHECK(test_run(NULL, "mkdir -p '%s'", dir) == 0);
+    /* About a thousand chunks: still running when the signal comes after one second. */
+    snprintf(args, sizeof args, "timeout -s TERM 1 %s -m '%s' -f " TEXT " -c 128 "
+             "--kl-divergence-base '%s/base.kld' > /dev/null 2>&1", test_tool("gguf-eval"), model,
+             dir);
+    int rc = test_run(NULL, "%s", args);
+    CHECK_MSG(rc == 124, "exit %d (expected 124: killed by timeout)", rc);
+    char *listing = NULL;
+    CHECK(test_run(&listing, "ls -A '%s'", dir) == 0);
+    CHECK_MSG(listing && listing[0] == '\0', "left behind: %s", listing);
+    free(listing);
+}
+
+TEST(test_eval_reads_weights_into_memory_with_the_same_result)
+{
+    const char *model = tiny_model("default");
+    CHECK(model != NULL);
+    char args[1024], *mapped = NULL, *read = NULL;
+    snprintf(args, sizeof args, "-m '%s' -f " TEXT " -c 64 --chunks 2", model);
+    CHECK(eval(&mapped, NULL, args) == 0);
+    snprintf(args, sizeof args, "-m '%s' -f " TEXT " -c 64 --chunks 2 --no-mmap", model);
+    CHECK(eval(&read, NULL, args) == 0);
+    CHECK(strcmp(mapped, read) == 0);
+    free(mapped);
+    free(read);
+    /* --mlock locks 0.4 MiB, or fails in one line when the memory-lock limit is lower. */
+    char *err = NULL;
+    snprintf(args, sizeof args, "-m '%s' -f " TEXT " -c 64 --chunks 2 --mlock", model);
+    int rc = eval(NULL, &err, args);
+    CHECK_MSG(rc == 0 || (rc == 1 && strstr(err, "cannot lock") && strstr(err, "ulimit -l")),
+              "exit %d: %s", rc, err);
+    CHECK(rc != 0 || strstr(err, "mapped, locked"));
+    free(err);
+}

@@ -64,6 +64,11 @@ void eval_print_final(const eval_summary *s);
 /* One JSON object on stdout. */
 void eval_print_json(const eval_summary *s);
 
+/* While a base file is being written at temporary `path`, a fatal signal removes it. */
+void eval_signals_install(const char *path);
+/* The file is finished or abandoned: signals act as usual again. */
+void eval_signals_done(void);
+
 /* Start-up facts and the closing speed/memory line, on stderr. */
 void eval_print_setup(const eval_summary *s);
 void eval_print_speed(const eval_summary *s);

@@ -195,7 +195,10 @@ int main(int argc, char **argv)
     summary.n_chunks = inf_perplexity_n_chunks(st.run);
     summary.n_scored = inf_perplexity_scored_per_chunk(st.run);
     eval_print_setup(&summary);
-    if (!run_chunks(&st, &seconds) || !write_plot(&st)) {
+    eval_signals_install(inf_perplexity_output_temp_path(st.run));
+    bool ran = run_chunks(&st, &seconds);
+    eval_signals_done();
+    if (!ran || !write_plot(&st)) {
         rc = fail(st.err);
         free_state(&st);
         return rc;

@@ -130,6 +130,8 @@ void inf_kld_base_writer_abort(inf_kld_base_writer *w)
     free(w);
 }
 
+const char *inf_kld_base_writer_temp_path(const inf_kld_base_writer *w) { return w->temp_path; }
+
 /* ---------------------------------------------------------------------------------------------
  * Reading
  * ------------------------------------------------------------------------------------------- */

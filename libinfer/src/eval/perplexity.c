@@ -261,6 +261,11 @@ inf_status inf_perplexity_next(inf_perplexity *run, inf_chunk_result *result, ch
     return INF_OK;
 }
 
+const char *inf_perplexity_output_temp_path(const inf_perplexity *run)
+{
+    return run->writer ? inf_kld_base_writer_temp_path(run->writer) : NULL;
+}
+
 inf_status inf_perplexity_finish(inf_perplexity *run, char *err, size_t err_size)
 {
     if (!run->writer)

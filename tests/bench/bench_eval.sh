@@ -1,0 +1,98 @@
+#!/bin/sh
+# bench_eval.sh - gguf-eval against llama.cpp's llama-perplexity on the same files, text and
+# settings, in the same run: tokens/s (whole process: load, tokenize, evaluate), peak memory
+# (max RSS) and the PPL each prints. The runs alternate (ours, theirs, ours, theirs) and the
+# faster of each pair is kept, so that load from other processes hits both alike.
+# Environment: BUILD, MODEL, REF_BIN (see run.sh), BENCH_CHUNKS (default 8), THREADS (default:
+# all cores), BENCH_REPEAT (default 2).
+set -eu
+: "${BUILD:=build}"
+: "${MODEL:=models/SmolLM2-135M-Instruct.Q4_1.gguf}"
+: "${REF_BIN:=}"
+: "${BENCH_CHUNKS:=8}"
+: "${BENCH_REPEAT:=2}"
+THREADS="${THREADS:-$(nproc)}"
+WORK="$BUILD/bench-eval"
+mkdir -p "$WORK"
+trap 'rm -f "$WORK/licenses.txt"' EXIT
+gzip -dc tests/eval/data/licenses.txt.gz > "$WORK/licenses.txt"
+
+# The models: F32 expanded from the shipped Q4_1, Q8_0 and Q4_0 from F32, and Q4_1 as shipped.
+"$BUILD/bin/gguf-quantize" -q --allow-requantize "$MODEL" "$WORK/f32.gguf" f32
+"$BUILD/bin/gguf-quantize" -q "$WORK/f32.gguf" "$WORK/q8_0.gguf" q8_0
+"$BUILD/bin/gguf-quantize" -q "$WORK/f32.gguf" "$WORK/q4_0.gguf" q4_0
+
+# Run a command; print "SECONDS MAX_RSS_KIB" (of the child) on stdout, its output to $1.
+measure() {
+    out="$1"
+    shift
+    python3 -c 'import resource, subprocess, sys, time
+t = time.time()
+with open(sys.argv[1], "w") as out:
+    rc = subprocess.run(sys.argv[2:], stdout=out, stderr=subprocess.STDOUT).returncode
+print(f"{time.time() - t:.3f} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss} {rc}")' \
+        "$out" "$@"
+}
+
+echo "SmolLM2-135M, $BENCH_CHUNKS chunks of 512 tokens (tests/eval/data/licenses.txt.gz), batch 512, $THREADS threads"
+ref_flags=""
+if [ -n "$REF_BIN" ]; then
+    # llama.cpp's repacked (AMX) kernels die with SIGILL where the OS does not grant AMX; then
+    # its plain CPU kernels (-nr) are the ones that run.
+    set -- $(measure "$WORK/probe.log" "$REF_BIN/llama-perplexity" -m "$WORK/q4_0.gguf" \
+        -f "$WORK/licenses.txt" -c 512 -b 512 -t "$THREADS" --chunks 2)
+    if [ "$3" != 0 ]; then
+        ref_flags="-nr"
+        echo "llama-perplexity failed with its default repacked kernels (exit $3): using -nr"
+    fi
+else
+    echo "REF_BIN is unset: llama-perplexity comparison skipped"
+fi
+
+printf '%-6s %10s %10s %7s %9s %9s %10s %10s %8s\n' model "ours t/s" "llama t/s" ratio \
+    "ours MiB" "llama MiB" "ours PPL" "llama PPL" "PPL diff"
+tokens=$((BENCH_CHUNKS * 512))
+for name in f32 q8_0 q4_0 q4_1; do
+    file="$WORK/$name.gguf"
+    [ "$name" = q4_1 ] && file="$MODEL"
+    best_ours=""; best_ref=""; rss_ours=0; rss_ref=0
+    i=0
+    while [ $i -lt "$BENCH_REPEAT" ]; do
+        set -- $(measure "$WORK/ours-$name.log" "$BUILD/bin/gguf-eval" -m "$file" \
+            -f "$WORK/licenses.txt" -c 512 -b 512 -t "$THREADS" --chunks "$BENCH_CHUNKS")
+        [ "$3" = 0 ] || { echo "gguf-eval failed on $name:"; cat "$WORK/ours-$name.log"; exit 1; }
+        best_ours=$(python3 -c "import sys; a=sys.argv[1]; print(min(float(a), float(sys.argv[2])) if a else sys.argv[2])" "$best_ours" "$1")
+        rss_ours=$2
+        if [ -n "$REF_BIN" ]; then
+            set -- $(measure "$WORK/ref-$name.log" "$REF_BIN/llama-perplexity" $ref_flags \
+                -m "$file" -f "$WORK/licenses.txt" -c 512 -b 512 -t "$THREADS" \
+                --chunks "$BENCH_CHUNKS")
+            [ "$3" = 0 ] || { echo "llama-perplexity failed on $name"; exit 1; }
+            best_ref=$(python3 -c "import sys; a=sys.argv[1]; print(min(float(a), float(sys.argv[2])) if a else sys.argv[2])" "$best_ref" "$1")
+            rss_ref=$2
+        fi
+        i=$((i + 1))
+    done
+    python3 - "$name" "$tokens" "$best_ours" "$rss_ours" "${best_ref:-0}" "$rss_ref" \
+        "$WORK/ours-$name.log" "$WORK/ref-$name.log" <<'EOF'
+import re, sys
+name, tokens, t_ours, rss_ours, t_ref, rss_ref, log_ours, log_ref = sys.argv[1:]
+tokens, t_ours, t_ref = int(tokens), float(t_ours), float(t_ref)
+def ppl(path):
+    try:
+        m = re.search(r"Final estimate: PPL = ([0-9.]+)", open(path, errors="replace").read())
+        return float(m.group(1)) if m else None
+    except OSError:
+        return None
+p_ours, p_ref = ppl(log_ours), ppl(log_ref) if t_ref else None
+ours = tokens / t_ours
+ref = tokens / t_ref if t_ref else None
+cols = [name, f"{ours:10.1f}", f"{ref:10.1f}" if ref else f"{'-':>10}",
+        f"{ours / ref:6.2f}x" if ref else f"{'-':>7}", f"{int(rss_ours) / 1024:9.1f}",
+        f"{int(rss_ref) / 1024:9.1f}" if ref else f"{'-':>9}", f"{p_ours:10.4f}",
+        f"{p_ref:10.4f}" if p_ref else f"{'-':>10}",
+        f"{100 * (p_ours / p_ref - 1):+7.3f}%" if p_ref else f"{'-':>8}"]
+print(" ".join(cols))
+EOF
+done
+echo "(tokens/s over the whole process: load, tokenization and $tokens evaluated tokens; goal: ours >= 1.25x llama.cpp with no more memory)"
