@@ -142,7 +142,9 @@ const float *inf_session_logits(const inf_session *session, int32_t *n_rows);
 inf_session_params inf_session_get_params(const inf_session *session);
 /* The model the session runs. */
 const inf_model *inf_session_model(const inf_session *session);
-/* Bytes of the KV cache, of the compute buffer, and of the logits buffer. */
+/* Bytes of the KV cache, of the compute buffer (which also holds the logits of a decode done in
+ * one graph), and of the buffer logits are gathered in when a decode needs several graphs (0
+ * until one does). */
 size_t inf_session_kv_bytes(const inf_session *session);
 size_t inf_session_compute_bytes(const inf_session *session);
 size_t inf_session_logits_bytes(const inf_session *session);

@@ -20,8 +20,9 @@ struct inf_session {
     inf_graph_allocator *allocator;
     size_t compute_bytes;
     int32_t n_past;
-    float *logits;         /* n_rows rows of n_vocab */
-    size_t logits_capacity; /* floats */
+    const float *logits;    /* rows of the last decode: in the compute buffer or in `copies` */
+    float *copies;          /* logits gathered from several graphs */
+    size_t copies_capacity; /* floats */
     int32_t n_logits_rows;
     char error[512];
 };
@@ -173,7 +174,7 @@ void inf_session_free(inf_session *s)
     inf_backend_free(s->backend);
     free(s->k_cache);
     free(s->v_cache);
-    free(s->logits);
+    free(s->copies);
     free(s);
 }
 
@@ -183,7 +184,7 @@ inf_session_params inf_session_get_params(const inf_session *s) { return s->para
 const inf_model *inf_session_model(const inf_session *s) { return s->model; }
 size_t inf_session_kv_bytes(const inf_session *s) { return s->kv_buffer ? s->kv_buffer->size : 0; }
 size_t inf_session_compute_bytes(const inf_session *s) { return s->compute_bytes; }
-size_t inf_session_logits_bytes(const inf_session *s) { return s->logits_capacity * sizeof(float); }
+size_t inf_session_logits_bytes(const inf_session *s) { return s->copies_capacity * sizeof(float); }
 const char *inf_session_error(const inf_session *s) { return s->error; }
 
 const float *inf_session_logits(const inf_session *s, int32_t *n_rows)
@@ -193,23 +194,41 @@ const float *inf_session_logits(const inf_session *s, int32_t *n_rows)
     return s->logits;
 }
 
-/* Make room for `rows` rows of logits. */
-static bool reserve_logits(inf_session *s, int32_t rows)
+/* Make room for `rows` rows of logits gathered from several graphs. */
+static bool reserve_copies(inf_session *s, int32_t rows)
 {
     size_t need = (size_t)rows * s->model->hparams.n_vocab;
-    if (need <= s->logits_capacity)
+    if (need <= s->copies_capacity)
         return true;
-    float *logits = realloc(s->logits, need * sizeof *logits);
-    if (!logits)
+    float *copies = realloc(s->copies, need * sizeof *copies);
+    if (!copies)
         return false;
-    s->logits = logits;
-    s->logits_capacity = need;
+    s->copies = copies;
+    s->copies_capacity = need;
     return true;
+}
+
+/* The logits of a graph: read in place when the decode is this one graph and the compute buffer
+ * is host memory (they stay there until the next decode), else copied out from row `row` on. */
+static inf_status take_logits(inf_session *s, const inf_tensor *logits, int32_t n_out,
+                              bool only_graph, int32_t row)
+{
+    const size_t n_vocab = s->model->hparams.n_vocab;
+    if (only_graph && inf_graph_allocator_buffer(s->allocator)->host) {
+        s->logits = logits->data;
+        return INF_OK;
+    }
+    inf_status st = inf_tensor_read(logits, s->copies + (size_t)row * n_vocab, 0,
+                                    n_vocab * sizeof(float) * (size_t)n_out);
+    if (st != INF_OK)
+        set_error(s, "reading the logits failed: %s", inf_strerror(st));
+    s->logits = s->copies;
+    return st;
 }
 
 /* Build, allocate and compute the graph of one batch; its logits go to row `row` onward. */
 static inf_status decode_batch(inf_session *s, const inf_token *tokens, llama_batch_shape shape,
-                               int32_t row)
+                               bool only_graph, int32_t row)
 {
     inf_context *ctx = inf_context_new(llama_graph_context_size(s->model), true);
     if (!ctx) {
@@ -237,13 +256,8 @@ static inf_status decode_batch(inf_session *s, const inf_token *tokens, llama_ba
     }
     if (st == INF_OK && (st = inf_backend_compute(s->backend, g.graph)) != INF_OK)
         set_error(s, "compute failed: %s", inf_backend_error(s->backend));
-    if (st == INF_OK && shape.n_out > 0) {
-        size_t row_bytes = (size_t)s->model->hparams.n_vocab * sizeof(float);
-        st = inf_tensor_read(g.logits, s->logits + (size_t)row * s->model->hparams.n_vocab, 0,
-                             row_bytes * (size_t)shape.n_out);
-        if (st != INF_OK)
-            set_error(s, "reading the logits failed: %s", inf_strerror(st));
-    }
+    if (st == INF_OK && shape.n_out > 0)
+        st = take_logits(s, g.logits, shape.n_out, only_graph, row);
     inf_context_free(ctx);
     return st;
 }
@@ -270,10 +284,12 @@ inf_status inf_session_decode(inf_session *s, const inf_token *tokens, int32_t n
             return INF_ERR_INVALID;
         }
     }
-    if (!reserve_logits(s, n_tokens - first_output)) {
+    const bool one_graph = n_tokens <= s->params.n_batch;
+    if (!one_graph && !reserve_copies(s, n_tokens - first_output)) {
         set_error(s, "out of memory for %d rows of logits", n_tokens - first_output);
         return INF_ERR_NOMEM;
     }
+    s->logits = NULL;
     for (int32_t start = 0; start < n_tokens; start += s->params.n_batch) {
         llama_batch_shape shape;
         shape.n_tokens = n_tokens - start < s->params.n_batch ? n_tokens - start : s->params.n_batch;
@@ -282,7 +298,7 @@ inf_status inf_session_decode(inf_session *s, const inf_token *tokens, int32_t n
         if (shape.out_begin > shape.n_tokens)
             shape.out_begin = shape.n_tokens;
         shape.n_out = shape.n_tokens - shape.out_begin;
-        inf_status st = decode_batch(s, tokens + start, shape, s->n_logits_rows);
+        inf_status st = decode_batch(s, tokens + start, shape, one_graph, s->n_logits_rows);
         if (st != INF_OK)
             return st;
         s->n_past += shape.n_tokens;
