@@ -15,22 +15,20 @@ static bool array_equal(const gguf_array *a, const gguf_array *b)
 {
     if (a->elem_type != b->elem_type || a->count != b->count)
         return false;
-    if (a->elem_type == GGUF_VALUE_STRING) {
-        const gguf_string *sa = a->data, *sb = b->data;
-        for (uint64_t i = 0; i < a->count; i++)
-            if (!string_equal(&sa[i], &sb[i]))
-                return false;
-        return true;
-    }
-    if (a->elem_type == GGUF_VALUE_ARRAY) {
-        const gguf_value *va = a->data, *vb = b->data;
-        for (uint64_t i = 0; i < a->count; i++)
-            if (!gguf_value_equal(&va[i], &vb[i]))
-                return false;
-        return true;
-    }
+    size_t size = gguf_value_type_size(a->elem_type);
     /* The reader holds count * element size bytes in memory, so the product cannot overflow. */
-    return memcmp(a->data, b->data, (size_t)a->count * gguf_value_type_size(a->elem_type)) == 0;
+    if (size != 0) /* an empty array has no data pointer to compare */
+        return a->count == 0 || memcmp(a->data, b->data, (size_t)a->count * size) == 0;
+    bool strings = a->elem_type == GGUF_VALUE_STRING;
+    for (uint64_t i = 0; i < a->count; i++) {
+        bool same = strings ? string_equal((const gguf_string *)a->data + i,
+                                           (const gguf_string *)b->data + i)
+                            : gguf_value_equal((const gguf_value *)a->data + i,
+                                               (const gguf_value *)b->data + i);
+        if (!same)
+            return false;
+    }
+    return true;
 }
 
 bool gguf_value_equal(const gguf_value *a, const gguf_value *b)

@@ -61,3 +61,19 @@ TEST(test_value_equal_compares_types_and_float_bits)
     arr_a.v.arr.count = 1;
     CHECK(gguf_value_equal(&arr_a, &arr_b));
 }
+
+TEST(test_value_equal_recurses_into_nested_arrays_and_takes_empty_ones)
+{
+    uint32_t ints_a[3] = {1, 2, 3}, ints_b[3] = {1, 2, 4};
+    gguf_value inner_a[2] = {{.type = GGUF_VALUE_ARRAY, .v.arr = {GGUF_VALUE_UINT32, 3, ints_a}},
+                             {.type = GGUF_VALUE_ARRAY, .v.arr = {GGUF_VALUE_UINT8, 0, NULL}}};
+    gguf_value inner_b[2] = {{.type = GGUF_VALUE_ARRAY, .v.arr = {GGUF_VALUE_UINT32, 3, ints_b}},
+                             {.type = GGUF_VALUE_ARRAY, .v.arr = {GGUF_VALUE_UINT8, 0, NULL}}};
+    gguf_value a = {.type = GGUF_VALUE_ARRAY, .v.arr = {GGUF_VALUE_ARRAY, 2, inner_a}};
+    gguf_value b = {.type = GGUF_VALUE_ARRAY, .v.arr = {GGUF_VALUE_ARRAY, 2, inner_b}};
+    CHECK(!gguf_value_equal(&a, &b));
+    ints_b[2] = 3;
+    CHECK(gguf_value_equal(&a, &b));
+    inner_b[1].v.arr.elem_type = GGUF_VALUE_INT8; /* empty, but of another element type */
+    CHECK(!gguf_value_equal(&a, &b));
+}
