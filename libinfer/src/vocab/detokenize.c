@@ -18,7 +18,45 @@ static void byte_alphabet_init(byte_alphabet *a)
     }
 }
 
-/* Append the piece of token `id` at out (room for 3x the text length) and return its length. */
+/* SPM text with U+2581 turned back into spaces; returns the length written to out. */
+static size_t spm_piece(const char *text, size_t len, char *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (i + 3 <= len && memcmp(text + i, "\xe2\x96\x81", 3) == 0) {
+            out[n++] = ' ';
+            i += 2;
+        } else {
+            out[n++] = text[i];
+        }
+    }
+    return n;
+}
+
+/* Byte-level BPE text: each character stands for one byte; one outside GPT-2's alphabet (not
+ * found in sane vocabularies) is kept as its UTF-8. Returns the length, SIZE_MAX when out of
+ * memory. */
+static size_t bpe_piece(const byte_alphabet *alphabet, const char *text, size_t len, char *out)
+{
+    uint32_t *cps = malloc((len ? len : 1) * sizeof *cps);
+    if (!cps) {
+        return SIZE_MAX;
+    }
+    size_t n_cps = inf_utf8_decode(text, len, cps), n = 0;
+    for (size_t i = 0; i < n_cps; i++) {
+        int byte = cps[i] < 0x144 ? alphabet->byte_of[cps[i]] : -1;
+        if (byte >= 0) {
+            out[n++] = (char)byte;
+        } else {
+            n += inf_utf8_encode(cps[i], out + n);
+        }
+    }
+    free(cps);
+    return n;
+}
+
+/* Append the piece of token `id` at out (room for 3x the text length) and return its length,
+ * SIZE_MAX when out of memory. */
 static size_t build_piece(const inf_vocab *v, const byte_alphabet *alphabet, inf_token id, char *out)
 {
     size_t len;
@@ -34,39 +72,10 @@ static size_t build_piece(const inf_vocab *v, const byte_alphabet *alphabet, inf
         out[0] = (char)strtol((char[3]){text[3], text[4], 0}, NULL, 16);
         return 1;
     case INF_TOKEN_NORMAL:
-        break;
+        return v->type == INF_VOCAB_SPM ? spm_piece(text, len, out) : bpe_piece(alphabet, text, len, out);
     default: /* UNDEFINED and UNUSED tokens stand for nothing */
         return 0;
     }
-    size_t n = 0;
-    if (v->type == INF_VOCAB_SPM) {
-        for (size_t i = 0; i < len; i++) {
-            if (i + 3 <= len && memcmp(text + i, "\xe2\x96\x81", 3) == 0) {
-                out[n++] = ' ';
-                i += 2;
-            } else {
-                out[n++] = text[i];
-            }
-        }
-        return n;
-    }
-    /* Byte-level BPE: each character stands for one byte; one outside GPT-2's alphabet (not found
-     * in sane vocabularies) is kept as its UTF-8. */
-    uint32_t *cps = malloc((len ? len : 1) * sizeof *cps);
-    if (!cps) {
-        return SIZE_MAX;
-    }
-    size_t n_cps = inf_utf8_decode(text, len, cps);
-    for (size_t i = 0; i < n_cps; i++) {
-        int byte = cps[i] < 0x144 ? alphabet->byte_of[cps[i]] : -1;
-        if (byte >= 0) {
-            out[n++] = (char)byte;
-        } else {
-            n += inf_utf8_encode(cps[i], out + n);
-        }
-    }
-    free(cps);
-    return n;
 }
 
 bool vocab_build_pieces(inf_vocab *v)

@@ -350,8 +350,42 @@ static bool build_byte_tokens(loader *ld)
     return true;
 }
 
-/* Merges "A B" by rank. One whose halves or result are not tokens can never apply (merging
- * starts from tokens and yields tokens), so it is left out. */
+/* Record merge `rank`, "A B", when A, B and AB are all tokens: one that is not can never apply
+ * (merging starts from tokens and yields tokens), so it is left out. `joined` is scratch room for
+ * AB, grown as needed. False (the error reported) for a merge without a space or out of memory. */
+static bool add_merge(loader *ld, uint64_t rank, const gguf_string *merge, char **joined,
+                      size_t *joined_cap)
+{
+    inf_vocab *v = ld->v;
+    const char *text = merge->data;
+    size_t len = (size_t)merge->len;
+    const char *space = len > 1 ? memchr(text + 1, ' ', len - 1) : NULL;
+    if (!space) {
+        return fail(ld, "%s[%llu]: '%s' is not two tokens separated by a space", KEY_MERGES,
+                    (unsigned long long)rank, text);
+    }
+    size_t left_len = (size_t)(space - text), right_len = len - left_len - 1;
+    if (left_len + right_len > *joined_cap) {
+        size_t cap = 2 * (left_len + right_len);
+        char *grown = realloc(*joined, cap);
+        if (!grown) {
+            return out_of_memory(ld);
+        }
+        *joined = grown;
+        *joined_cap = cap;
+    }
+    memcpy(*joined, text, left_len);
+    memcpy(*joined + left_len, space + 1, right_len);
+    inf_token left = inf_vocab_find(v, text, left_len);
+    inf_token right = inf_vocab_find(v, space + 1, right_len);
+    inf_token merged = inf_vocab_find(v, *joined, left_len + right_len);
+    if (left != INF_TOKEN_NONE && right != INF_TOKEN_NONE && merged != INF_TOKEN_NONE) {
+        inf_merge_map_put(&v->merges, left, right, (int32_t)rank, merged);
+    }
+    return true;
+}
+
+/* The merges of a BPE vocabulary, by rank (their order in the file). */
 static bool load_merges(loader *ld)
 {
     inf_vocab *v = ld->v;
@@ -374,36 +408,12 @@ static bool load_merges(loader *ld)
     const gguf_string *merges = arr->data;
     char *joined = NULL;
     size_t joined_cap = 0;
-    for (uint64_t i = 0; i < arr->count; i++) {
-        const char *text = merges[i].data;
-        size_t len = (size_t)merges[i].len;
-        const char *space = len > 1 ? memchr(text + 1, ' ', len - 1) : NULL;
-        if (!space) {
-            free(joined);
-            return fail(ld, "%s[%llu]: '%s' is not two tokens separated by a space", KEY_MERGES,
-                        (unsigned long long)i, text);
-        }
-        size_t left_len = (size_t)(space - text), right_len = len - left_len - 1;
-        if (left_len + right_len > joined_cap) {
-            joined_cap = 2 * (left_len + right_len);
-            char *grown = realloc(joined, joined_cap);
-            if (!grown) {
-                free(joined);
-                return out_of_memory(ld);
-            }
-            joined = grown;
-        }
-        memcpy(joined, text, left_len);
-        memcpy(joined + left_len, space + 1, right_len);
-        inf_token left = inf_vocab_find(v, text, left_len);
-        inf_token right = inf_vocab_find(v, space + 1, right_len);
-        inf_token merged = inf_vocab_find(v, joined, left_len + right_len);
-        if (left != INF_TOKEN_NONE && right != INF_TOKEN_NONE && merged != INF_TOKEN_NONE) {
-            inf_merge_map_put(&v->merges, left, right, (int32_t)i, merged);
-        }
+    bool ok = true;
+    for (uint64_t i = 0; ok && i < arr->count; i++) {
+        ok = add_merge(ld, i, &merges[i], &joined, &joined_cap);
     }
     free(joined);
-    return true;
+    return ok;
 }
 
 typedef struct special_key {
