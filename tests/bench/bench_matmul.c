@@ -52,11 +52,11 @@ static void time_case(gguf_tensor_type type, int64_t K, int64_t M, int64_t N, in
                                            (size_t)K * (size_t)N * 4 + (1 << 20),
                                        false);
     inf_context *outs = inf_context_new((size_t)(copies + 1) * inf_tensor_overhead() +
-                                            inf_graph_overhead((size_t)copies), true);
+                                            inf_graph_overhead((size_t)copies + 2), true);
     inf_tensor *w = inf_tensor_new_2d(ctx, type, K, M);
     inf_tensor *x = inf_tensor_new_2d(ctx, GGUF_TENSOR_F32, K, N);
     inf_buffer *out_memory = inf_buffer_host_new((size_t)M * (size_t)N * 4, 0);
-    inf_graph *g = inf_graph_new(outs, (size_t)copies);
+    inf_graph *g = inf_graph_new(outs, (size_t)copies + 2); /* the weights and x are leaves */
     for (int c = 0; c < copies; c++) {
         inf_tensor *out = inf_mul_mat(outs, w, x);
         if (!out || !g || !out_memory || inf_buffer_place_tensor(out_memory, out, 0) != INF_OK ||

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "infer_util.h"
-#include "llama_graph.h"
+#include "synth_llama.h"
 #include "test.h"
 
 /* The true peak: the largest sum of sizes of tensors alive at one step, where a node's memory
@@ -160,14 +160,14 @@ static bool poison(const inf_graph *g, int node, void *user)
 static float *run_passes(bool allocate, inf_alloc_stats *stats)
 {
     inf_backend *cpu = inf_backend_cpu_new(2);
-    llama_model *m = llama_model_new(cpu, &tiny, true, 5);
+    llama_model *m = synth_model_new(cpu, &tiny, true, 5);
     const int steps[2][2] = {{12, 0}, {5, 12}}; /* n_tokens, n_past */
     inf_graph_allocator *alloc = inf_graph_allocator_new(cpu);
     float *logits = NULL;
     for (int s = 0; s < 2; s++) {
         inf_context *ctx = allocate ? inf_context_new(4 << 20, true) : data_context(16);
         inf_tensor *tokens, *positions;
-        inf_tensor *out = llama_forward(ctx, m, steps[s][0], steps[s][1], &tokens, &positions);
+        inf_tensor *out = synth_forward(ctx, m, steps[s][0], steps[s][1], &tokens, &positions);
         inf_graph *g = inf_graph_new(ctx, 1024);
         if (!out || inf_graph_expand(g, out) != INF_OK)
             abort();
@@ -184,7 +184,7 @@ static float *run_passes(bool allocate, inf_alloc_stats *stats)
     }
     *stats = inf_graph_allocator_stats(alloc);
     inf_graph_allocator_free(alloc);
-    llama_model_free(m);
+    synth_model_free(m);
     inf_backend_free(cpu);
     return logits;
 }
@@ -210,7 +210,7 @@ TEST(test_poisoning_freed_memory_never_changes_a_llama_pass)
 TEST(test_alloc_replans_only_when_the_graph_shape_changes)
 {
     inf_backend *cpu = inf_backend_cpu_new(1);
-    llama_model *m = llama_model_new(cpu, &tiny, false, 1);
+    llama_model *m = synth_model_new(cpu, &tiny, false, 1);
     inf_graph_allocator *alloc = inf_graph_allocator_new(cpu);
     const int n_tokens[3] = {8, 8, 9};
     const int replans[3] = {1, 1, 2};
@@ -218,13 +218,13 @@ TEST(test_alloc_replans_only_when_the_graph_shape_changes)
         inf_context *ctx = inf_context_new(4 << 20, true);
         inf_tensor *tokens, *positions;
         inf_graph *g = inf_graph_new(ctx, 1024);
-        CHECK(inf_graph_expand(g, llama_forward(ctx, m, n_tokens[s], 0, &tokens, &positions)) == INF_OK);
+        CHECK(inf_graph_expand(g, synth_forward(ctx, m, n_tokens[s], 0, &tokens, &positions)) == INF_OK);
         CHECK(inf_graph_allocator_alloc(alloc, g) == INF_OK);
         CHECK_MSG(inf_graph_allocator_stats(alloc).n_replans == replans[s], "step %d", s);
         inf_context_free(ctx);
     }
     inf_graph_allocator_free(alloc);
-    llama_model_free(m);
+    synth_model_free(m);
     inf_backend_free(cpu);
 }
 
@@ -234,11 +234,11 @@ TEST(test_smollm2_shaped_512_token_pass_plans_its_compute_buffer)
                               .n_ff = 1536, .n_vocab = 49152, .n_ctx = 512,
                               .weight_type = GGUF_TENSOR_Q8_0};
     inf_backend *cpu = inf_backend_cpu_new(1);
-    llama_model *m = llama_model_new(cpu, &smol, false, 1);
+    llama_model *m = synth_model_new(cpu, &smol, false, 1);
     CHECK(m);
     inf_context *ctx = inf_context_new(16 << 20, true);
     inf_tensor *tokens, *positions;
-    inf_tensor *logits = llama_forward(ctx, m, 512, 0, &tokens, &positions);
+    inf_tensor *logits = synth_forward(ctx, m, 512, 0, &tokens, &positions);
     inf_graph *g = inf_graph_new(ctx, 4096);
     CHECK(inf_graph_expand(g, logits) == INF_OK);
     inf_graph_allocator *alloc = inf_graph_allocator_new(cpu);
@@ -254,6 +254,6 @@ TEST(test_smollm2_shaped_512_token_pass_plans_its_compute_buffer)
     CHECK(st.buffer_size < inf_tensor_nbytes(logits) + (size_t)(16 << 20));
     inf_graph_allocator_free(alloc);
     inf_context_free(ctx);
-    llama_model_free(m);
+    synth_model_free(m);
     inf_backend_free(cpu);
 }

@@ -1,7 +1,7 @@
-/* llama_graph.h - a synthetic Llama-shaped forward pass (random weights, no tokenizer) for the
+/* synth_llama.h - a synthetic Llama-shaped forward pass (random weights, no tokenizer) for the
  * allocator tests: the same operations, shapes and cache traffic as a real model. */
-#ifndef LLAMA_GRAPH_H
-#define LLAMA_GRAPH_H
+#ifndef SYNTH_LLAMA_H
+#define SYNTH_LLAMA_H
 
 #include "inf_backend.h"
 #include "inf_ops.h"
@@ -26,14 +26,14 @@ typedef struct llama_model {
 
 /* Weights (filled with small random values when `fill` is true; else left untouched, for
  * planning only) and zeroed caches. NULL on failure. */
-llama_model *llama_model_new(inf_backend *backend, const llama_shape *shape, bool fill,
+llama_model *synth_model_new(inf_backend *backend, const llama_shape *shape, bool fill,
                              uint64_t seed);
-void llama_model_free(llama_model *model);
+void synth_model_free(llama_model *model);
 
 /* The forward pass of n_tokens tokens at positions n_past.. in `ctx`: inputs `tokens` and
  * `positions` (I32 [n_tokens], flagged input) are returned through the pointers; the result is
  * the logits F32 [n_vocab, n_tokens], flagged output. */
-inf_tensor *llama_forward(inf_context *ctx, const llama_model *model, int n_tokens, int n_past,
+inf_tensor *synth_forward(inf_context *ctx, const llama_model *model, int n_tokens, int n_past,
                           inf_tensor **tokens, inf_tensor **positions);
 
 #endif

@@ -1,5 +1,5 @@
-/* llama_graph.c - a synthetic Llama forward pass (see llama_graph.h). */
-#include "llama_graph.h"
+/* synth_llama.c - a synthetic Llama forward pass (see synth_llama.h). */
+#include "synth_llama.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@ static inf_tensor *weight(inf_context *ctx, gguf_tensor_type type, int64_t ne0, 
     return ne1 > 1 ? inf_tensor_new_2d(ctx, type, ne0, ne1) : inf_tensor_new_1d(ctx, type, ne0);
 }
 
-llama_model *llama_model_new(inf_backend *backend, const llama_shape *s, bool fill, uint64_t seed)
+llama_model *synth_model_new(inf_backend *backend, const llama_shape *s, bool fill, uint64_t seed)
 {
     llama_model *m = calloc(1, sizeof *m);
     m->shape = *s;
@@ -39,7 +39,7 @@ llama_model *llama_model_new(inf_backend *backend, const llama_shape *s, bool fi
     }
     m->buffer = inf_backend_alloc_context_tensors(backend, m->ctx, NULL, 0);
     if (!m->buffer || inf_context_error(m->ctx)) {
-        llama_model_free(m);
+        synth_model_free(m);
         return NULL;
     }
     if (fill) {
@@ -55,7 +55,7 @@ llama_model *llama_model_new(inf_backend *backend, const llama_shape *s, bool fi
     return m;
 }
 
-void llama_model_free(llama_model *model)
+void synth_model_free(llama_model *model)
 {
     if (!model)
         return;
@@ -90,7 +90,7 @@ static inf_tensor *attention(inf_context *ctx, const llama_model *m, const llama
     return inf_mul_mat(ctx, L->wo, inf_reshape_2d(ctx, merged, s->n_embd, n_tokens));
 }
 
-inf_tensor *llama_forward(inf_context *ctx, const llama_model *m, int n_tokens, int n_past,
+inf_tensor *synth_forward(inf_context *ctx, const llama_model *m, int n_tokens, int n_past,
                           inf_tensor **tokens, inf_tensor **positions)
 {
     const llama_shape *s = &m->shape;
