@@ -20,7 +20,7 @@ static int load_fails_with(const char *path, const char *needle, bool names_file
     inf_session *s = NULL;
     if (m) {
         inf_session_params sp = inf_session_default_params();
-        sp.n_ctx = sp.n_batch = 64; /* the tiny models' context is 128 */
+        sp.n_ctx = sp.n_batch = 64; /* the tiny models' context is 512 */
         s = inf_session_new(m, &sp, err, sizeof err);
         inf_session_free(s);
         inf_model_free(m);

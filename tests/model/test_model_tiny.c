@@ -10,13 +10,17 @@
 #include "model_test_support.h"
 #include "test.h"
 
-static const inf_token TOKENS[] = {72, 101, 108, 108, 111, 262, 44, 32, 119, 111, 114, 108, 100,
-                                   33, 10, 84, 104, 101, 32, 99};
-#define N_TOKENS ((int32_t)(sizeof TOKENS / sizeof TOKENS[0]))
+/* The tokens decoded: a deterministic spread over the 265-token vocabulary. */
+static void make_tokens(inf_token *tokens, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++)
+        tokens[i] = (inf_token)((i * 7919 + 13) % 265);
+}
 
-/* Decode TOKENS with the given session shape (in `pieces` decode calls) and have the oracle
- * compare every row of logits. */
-static int oracle_agrees(const char *variant, int32_t n_batch, gguf_tensor_type kv, int pieces)
+/* Decode n_tokens tokens with the given session shape (in `pieces` decode calls; logits from
+ * `first` on in the last one) and have the oracle compare the rows. */
+static int oracle_agrees(const char *variant, int32_t n_tokens, int32_t n_batch, gguf_tensor_type kv,
+                         int pieces, int32_t first)
 {
     const char *model_path = tiny_model(variant);
     if (!model_path)
@@ -27,44 +31,53 @@ static int oracle_agrees(const char *variant, int32_t n_batch, gguf_tensor_type 
         fprintf(stderr, "    %s\n", err);
         return 0;
     }
-    inf_session_params sp = {.n_ctx = 64, .n_batch = n_batch, .n_threads = 2, .kv_type = kv};
+    inf_session_params sp = {.n_ctx = 512, .n_batch = n_batch, .n_threads = 2, .kv_type = kv};
     inf_session *s = inf_session_new(model, &sp, err, sizeof err);
     int32_t n_vocab = (int32_t)inf_model_get_hparams(model)->n_vocab;
-    float *all = malloc((size_t)N_TOKENS * n_vocab * sizeof *all);
-    int ok = s && all;
-    int32_t done = 0;
+    inf_token *tokens = malloc((size_t)n_tokens * sizeof *tokens);
+    float *all = malloc((size_t)n_tokens * n_vocab * sizeof *all);
+    int ok = s && all && tokens;
+    if (tokens)
+        make_tokens(tokens, n_tokens);
+    int32_t done = 0, rows_total = 0;
     for (int p = 0; ok && p < pieces; p++) {
-        int32_t n = p + 1 < pieces ? N_TOKENS / pieces : N_TOKENS - done;
-        int32_t rows = 0;
-        ok = inf_session_decode(s, TOKENS + done, n, 0) == INF_OK;
+        bool last = p + 1 == pieces;
+        int32_t n = last ? n_tokens - done : n_tokens / pieces;
+        int32_t out = last ? first - done : 0, rows = 0;
+        ok = inf_session_decode(s, tokens + done, n, out) == INF_OK;
         const float *logits = ok ? inf_session_logits(s, &rows) : NULL;
-        ok = ok && rows == n;
-        if (ok)
-            memcpy(all + (size_t)done * n_vocab, logits, (size_t)n * n_vocab * sizeof *all);
+        ok = ok && rows == n - out;
+        if (ok && last)
+            memcpy(all, logits, (size_t)rows * n_vocab * sizeof *all);
+        rows_total = rows;
         done += n;
     }
     if (!ok)
         fprintf(stderr, "    decode failed: %s\n", s ? inf_session_error(s) : err);
-    char path[512], cmd[2048];
+    char path[512];
     snprintf(path, sizeof path, "%s", test_tmpfile("logits.f32"));
     FILE *f = fopen(path, "wb");
-    ok = ok && f && fwrite(all, sizeof *all, (size_t)N_TOKENS * n_vocab, f) ==
-                        (size_t)N_TOKENS * n_vocab;
+    ok = ok && f && fwrite(all, sizeof *all, (size_t)rows_total * n_vocab, f) ==
+                        (size_t)rows_total * n_vocab;
     if (f)
         fclose(f);
     /* F32 everywhere: only summation order differs. An F16 cache rounds K and V to 11 bits. */
     const char *tolerance = kv == GGUF_TENSOR_F32 ? "2e-5" : "3e-3";
-    int len = snprintf(cmd, sizeof cmd, "python3 tests/model/py/tiny_llama.py check '%s' '%s' %s",
-                       model_path, path, tolerance);
-    for (int i = 0; i < N_TOKENS; i++)
-        len += snprintf(cmd + len, sizeof cmd - (size_t)len, " %d", TOKENS[i]);
-    char *out = NULL;
-    ok = ok && test_run(&out, "%s", cmd) == 0;
-    if (out)
-        fprintf(stderr, "    oracle (%s, kv %s): %s", variant, kv == GGUF_TENSOR_F32 ? "f32" : "f16",
-                out);
-    free(out);
+    size_t cap = 256 + (size_t)n_tokens * 8;
+    char *cmd = malloc(cap);
+    int len = cmd ? snprintf(cmd, cap, "python3 tests/model/py/tiny_llama.py check '%s' '%s' %s %d",
+                             model_path, path, tolerance, first) : 0;
+    for (int32_t i = 0; cmd && i < n_tokens; i++)
+        len += snprintf(cmd + len, cap - (size_t)len, " %d", tokens[i]);
+    char *result = NULL;
+    ok = ok && cmd && test_run(&result, "%s", cmd) == 0;
+    if (result)
+        fprintf(stderr, "    oracle (%s, %d tokens, kv %s): %s", variant, n_tokens,
+                kv == GGUF_TENSOR_F32 ? "f32" : "f16", result);
+    free(result);
+    free(cmd);
     free(all);
+    free(tokens);
     inf_session_free(s);
     inf_model_free(model);
     return ok;
@@ -72,23 +85,33 @@ static int oracle_agrees(const char *variant, int32_t n_batch, gguf_tensor_type 
 
 TEST(test_model_tiny_forward_matches_numpy_oracle)
 {
-    CHECK(oracle_agrees("default", 64, GGUF_TENSOR_F32, 1));
+    CHECK(oracle_agrees("default", 20, 64, GGUF_TENSOR_F32, 1, 0));
 }
 
 TEST(test_model_tiny_tied_output_without_biases_matches_oracle)
 {
-    CHECK(oracle_agrees("tied", 64, GGUF_TENSOR_F32, 1));
+    CHECK(oracle_agrees("tied", 20, 64, GGUF_TENSOR_F32, 1, 0));
 }
 
 TEST(test_model_tiny_small_batches_and_continued_decodes_match_oracle)
 {
     /* n_batch 3 splits every decode into several graphs; 3 decode calls continue the cache. */
-    CHECK(oracle_agrees("default", 3, GGUF_TENSOR_F32, 3));
+    CHECK(oracle_agrees("default", 20, 3, GGUF_TENSOR_F32, 3, 14));
 }
 
 TEST(test_model_tiny_f16_cache_stays_close_to_oracle)
 {
-    CHECK(oracle_agrees("default", 64, GGUF_TENSOR_F16, 1));
+    CHECK(oracle_agrees("default", 20, 64, GGUF_TENSOR_F16, 1, 0));
+}
+
+TEST(test_model_tiny_blocked_attention_matches_oracle)
+{
+    /* 300 tokens: attention in query blocks of 128 (each reading only the keys it may see),
+     * once for all tokens and once for the last layer's outputs from token 200 on, and with a
+     * continued decode whose blocks start after cached positions. */
+    CHECK(oracle_agrees("default", 300, 512, GGUF_TENSOR_F32, 1, 0));
+    CHECK(oracle_agrees("default", 300, 512, GGUF_TENSOR_F32, 1, 200));
+    CHECK(oracle_agrees("default", 460, 512, GGUF_TENSOR_F32, 2, 300));
 }
 
 TEST(test_model_tiny_reads_hyper_parameters)
@@ -100,7 +123,7 @@ TEST(test_model_tiny_reads_hyper_parameters)
     CHECK_MSG(m != NULL, "%s", err);
     const inf_model_hparams *hp = inf_model_get_hparams(m);
     CHECK(hp->n_layer == 2 && hp->n_embd == 64 && hp->n_head == 4 && hp->n_head_kv == 2);
-    CHECK(hp->n_ff == 96 && hp->n_embd_head == 16 && hp->n_rot == 16 && hp->n_ctx_train == 128);
+    CHECK(hp->n_ff == 96 && hp->n_embd_head == 16 && hp->n_rot == 16 && hp->n_ctx_train == 512);
     CHECK(hp->n_vocab == 265 && fabsf(hp->rope_freq_scale - 0.5f) < 1e-7f);
     CHECK(fabsf(hp->rope_freq_base - 10000.0f) < 1e-3f && fabsf(hp->rms_eps - 1e-5f) < 1e-10f);
     inf_model_free(m);
@@ -133,9 +156,9 @@ TEST(test_session_rejects_bad_decodes)
     CHECK(rows == 1);
     inf_session_free(s);
 
-    sp.n_ctx = 129; /* above the model's context of 128 */
+    sp.n_ctx = 513; /* above the model's context of 512 */
     CHECK(inf_session_new(m, &sp, err, sizeof err) == NULL);
-    CHECK(strstr(err, "trained for 128"));
+    CHECK(strstr(err, "trained for 512"));
     sp.n_ctx = 16;
     sp.n_batch = 17;
     CHECK(inf_session_new(m, &sp, err, sizeof err) == NULL);

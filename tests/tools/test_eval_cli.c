@@ -145,8 +145,8 @@ TEST(test_eval_reports_each_bad_input_in_one_line)
     snprintf(short_text, sizeof short_text, "%s", test_tmpfile("short.txt"));
     snprintf(empty, sizeof empty, "%s", test_tmpfile("empty.txt"));
     CHECK(test_run(NULL, "printf 'only a few words' > '%s' && : > '%s'", short_text, empty) == 0);
-    CHECK(eval_fails_with(1, "-c 256 exceeds the model's context length of 128",
-                          "-m '%s' -f " TEXT " -c 256%s", m, NULL));
+    CHECK(eval_fails_with(1, "-c 1024 exceeds the model's context length of 512",
+                          "-m '%s' -f " TEXT " -c 1024%s", m, NULL));
     CHECK(eval_fails_with(1, "a context of 64 needs at least 128", "-m '%s' -f '%s' -c 64", m,
                           short_text));
     CHECK(eval_fails_with(1, "the text is empty", "-m '%s' -f '%s' -c 64", m, empty));

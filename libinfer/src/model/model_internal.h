@@ -64,11 +64,17 @@ typedef struct llama_graph {
 /* Bytes of the no-data context one forward graph needs. */
 size_t llama_graph_context_size(const inf_model *model);
 
-/* Build the forward pass of `shape` over the caches k_cache[l] ([n_embd_k_gqa, n_ctx]) and
- * v_cache[l] ([n_ctx, n_embd_v_gqa], transposed so that attention reads rows of positions).
- * False with the context's message in err when a constructor fails. */
-bool llama_build_graph(const inf_model *model, inf_context *ctx, inf_tensor *const *k_cache,
-                       inf_tensor *const *v_cache, llama_batch_shape shape, llama_graph *out,
-                       char *err, size_t err_size);
+/* The tensors with memory of their own that a forward graph reads and writes. */
+typedef struct llama_cache {
+    inf_tensor **k;           /* per layer [n_embd_kv, n_ctx] */
+    inf_tensor **v;           /* per layer [n_ctx, n_embd_kv]: transposed, so that attention
+                                 reads rows of positions */
+    inf_tensor *attn_scratch; /* F32 [n_embd_head * n_head, n_batch]: attention output */
+} llama_cache;
+
+/* Build the forward pass of `shape` (n_tokens <= the scratch's n_batch) over `cache`. False with
+ * the context's message in err when a constructor fails. */
+bool llama_build_graph(const inf_model *model, inf_context *ctx, const llama_cache *cache,
+                       llama_batch_shape shape, llama_graph *out, char *err, size_t err_size);
 
 #endif

@@ -15,8 +15,9 @@ struct inf_session {
     inf_backend *backend;
     inf_context *kv_ctx;
     inf_buffer *kv_buffer;
-    inf_tensor **k_cache;  /* per layer [n_embd_kv, n_ctx] */
-    inf_tensor **v_cache;  /* per layer [n_ctx, n_embd_kv] */
+    inf_context *scratch_ctx;
+    inf_buffer *scratch_buffer;
+    llama_cache cache;
     inf_graph_allocator *allocator;
     size_t compute_bytes;
     int32_t n_past;
@@ -69,20 +70,20 @@ static bool create_kv_cache(inf_session *s, char *err, size_t err_size)
 {
     const inf_model_hparams *hp = &s->model->hparams;
     const int64_t n_embd_kv = (int64_t)hp->n_embd_head * hp->n_head_kv;
-    s->k_cache = calloc(hp->n_layer, sizeof *s->k_cache);
-    s->v_cache = calloc(hp->n_layer, sizeof *s->v_cache);
+    s->cache.k = calloc(hp->n_layer, sizeof *s->cache.k);
+    s->cache.v = calloc(hp->n_layer, sizeof *s->cache.v);
     s->kv_ctx = inf_context_new(2 * (size_t)hp->n_layer * inf_tensor_overhead(), true);
-    if (!s->k_cache || !s->v_cache || !s->kv_ctx) {
+    if (!s->cache.k || !s->cache.v || !s->kv_ctx) {
         snprintf(err, err_size, "out of memory for the KV cache");
         return false;
     }
     for (uint32_t il = 0; il < hp->n_layer; il++) {
-        s->k_cache[il] = inf_tensor_new_2d(s->kv_ctx, s->params.kv_type, n_embd_kv,
+        s->cache.k[il] = inf_tensor_new_2d(s->kv_ctx, s->params.kv_type, n_embd_kv,
                                            s->params.n_ctx);
-        s->v_cache[il] = inf_tensor_new_2d(s->kv_ctx, s->params.kv_type, s->params.n_ctx,
+        s->cache.v[il] = inf_tensor_new_2d(s->kv_ctx, s->params.kv_type, s->params.n_ctx,
                                            n_embd_kv);
-        inf_tensor_set_name(s->k_cache[il], "k_cache.%u", il);
-        inf_tensor_set_name(s->v_cache[il], "v_cache.%u", il);
+        inf_tensor_set_name(s->cache.k[il], "k_cache.%u", il);
+        inf_tensor_set_name(s->cache.v[il], "v_cache.%u", il);
     }
     if (inf_context_error(s->kv_ctx)) {
         snprintf(err, err_size, "KV cache: %s", inf_context_error(s->kv_ctx));
@@ -90,6 +91,25 @@ static bool create_kv_cache(inf_session *s, char *err, size_t err_size)
     }
     s->kv_buffer = inf_backend_alloc_context_tensors(s->backend, s->kv_ctx, err, err_size);
     return s->kv_buffer != NULL;
+}
+
+/* The attention output scratch, in a buffer of its own (counted with the compute buffer). */
+static bool create_scratch(inf_session *s, char *err, size_t err_size)
+{
+    const inf_model_hparams *hp = &s->model->hparams;
+    s->scratch_ctx = inf_context_new(inf_tensor_overhead(), true);
+    s->cache.attn_scratch = s->scratch_ctx ? inf_tensor_new_2d(s->scratch_ctx, GGUF_TENSOR_F32,
+                                                               (int64_t)hp->n_embd_head * hp->n_head,
+                                                               s->params.n_batch)
+                                           : NULL;
+    if (!s->cache.attn_scratch) {
+        snprintf(err, err_size, "out of memory for the attention scratch");
+        return false;
+    }
+    inf_tensor_set_name(s->cache.attn_scratch, "attn_scratch");
+    s->scratch_buffer = inf_backend_alloc_context_tensors(s->backend, s->scratch_ctx, err,
+                                                          err_size);
+    return s->scratch_buffer != NULL;
 }
 
 /* The first node of `graph` the backend cannot compute, described for an error message. */
@@ -123,7 +143,7 @@ static bool reserve_compute(inf_session *s, char *err, size_t err_size)
         return false;
     }
     llama_graph g;
-    bool ok = llama_build_graph(s->model, ctx, s->k_cache, s->v_cache, shape, &g, err, err_size) &&
+    bool ok = llama_build_graph(s->model, ctx, &s->cache, shape, &g, err, err_size) &&
               check_supported(s, g.graph, err, err_size);
     if (ok) {
         inf_status st = inf_graph_allocator_reserve(s->allocator, g.graph);
@@ -133,7 +153,8 @@ static bool reserve_compute(inf_session *s, char *err, size_t err_size)
     }
     if (ok)
         s->compute_bytes = inf_graph_allocator_stats(s->allocator).buffer_size +
-                           inf_backend_cpu_work_size(s->backend, g.graph);
+                           inf_backend_cpu_work_size(s->backend, g.graph) +
+                           s->scratch_buffer->size;
     inf_context_free(ctx);
     return ok;
 }
@@ -157,7 +178,8 @@ inf_session *inf_session_new(inf_model *model, const inf_session_params *params,
         inf_session_free(s);
         return NULL;
     }
-    if (!create_kv_cache(s, err, err_size) || !reserve_compute(s, err, err_size)) {
+    if (!create_kv_cache(s, err, err_size) || !create_scratch(s, err, err_size) ||
+        !reserve_compute(s, err, err_size)) {
         inf_session_free(s);
         return NULL;
     }
@@ -171,9 +193,11 @@ void inf_session_free(inf_session *s)
     inf_graph_allocator_free(s->allocator);
     inf_buffer_free(s->kv_buffer);
     inf_context_free(s->kv_ctx);
+    inf_buffer_free(s->scratch_buffer);
+    inf_context_free(s->scratch_ctx);
     inf_backend_free(s->backend);
-    free(s->k_cache);
-    free(s->v_cache);
+    free(s->cache.k);
+    free(s->cache.v);
     free(s->copies);
     free(s);
 }
@@ -237,8 +261,7 @@ static inf_status decode_batch(inf_session *s, const inf_token *tokens, llama_ba
     }
     llama_graph g;
     inf_status st = INF_OK;
-    if (!llama_build_graph(s->model, ctx, s->k_cache, s->v_cache, shape, &g, s->error,
-                           sizeof s->error))
+    if (!llama_build_graph(s->model, ctx, &s->cache, shape, &g, s->error, sizeof s->error))
         st = INF_ERR_INVALID;
     if (st == INF_OK && (st = inf_graph_allocator_alloc(s->allocator, g.graph)) != INF_OK)
         set_error(s, "allocating the graph failed: %s", inf_strerror(st));

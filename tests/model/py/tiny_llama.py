@@ -5,15 +5,16 @@ pairs as GGUF's "llama" stores Q/K, grouped-query causal attention, SwiGLU).
   tiny_llama.py make OUT.gguf [--variant NAME]   write a model (see VARIANTS)
   tiny_llama.py ppl MODEL.gguf TEXT N_CTX N_CHUNKS  perplexity as llama-perplexity computes it,
                            for the "bytes" variant (whose merges never apply: token = byte)
-  tiny_llama.py check MODEL.gguf LOGITS.f32 TOL TOKEN...  compare logits written by the C test
-                           (rows of n_vocab float32 per token); fail above TOL relative error
+  tiny_llama.py check MODEL.gguf LOGITS.f32 TOL FIRST TOKEN...  compare logits written by the
+                           C test (rows of n_vocab float32 for tokens FIRST.. of TOKEN...);
+                           fail above TOL relative error
 """
 import sys
 
 import numpy as np
 import gguf
 
-N_EMBD, N_HEAD, N_HEAD_KV, N_FF, N_LAYER, N_CTX = 64, 4, 2, 96, 2, 128
+N_EMBD, N_HEAD, N_HEAD_KV, N_FF, N_LAYER, N_CTX = 64, 4, 2, 96, 2, 512
 HEAD = N_EMBD // N_HEAD
 ROPE_BASE, ROPE_FACTOR, EPS = 10000.0, 2.0, 1e-5
 
@@ -209,8 +210,8 @@ def perplexity(path, text_path, n_ctx, n_chunks):
     return 0
 
 
-def check(path, logits_path, tolerance, tokens):
-    want = forward(path, tokens)
+def check(path, logits_path, tolerance, first, tokens):
+    want = forward(path, tokens)[first:]
     got = np.fromfile(logits_path, dtype=np.float32).reshape(want.shape)
     err = np.abs(got - want).max() / np.abs(want).max()
     print(f"max relative error {err:.3e}")
@@ -225,7 +226,8 @@ def main():
     if sys.argv[1] == "ppl":
         return perplexity(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
     if sys.argv[1] == "check":
-        return check(sys.argv[2], sys.argv[3], float(sys.argv[4]), [int(x) for x in sys.argv[5:]])
+        return check(sys.argv[2], sys.argv[3], float(sys.argv[4]), int(sys.argv[5]),
+                     [int(x) for x in sys.argv[6:]])
     print(__doc__)
     return 2
 
