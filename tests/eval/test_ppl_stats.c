@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "inf_cpu.h"
 #include "inf_eval.h"
 #include "test.h"
 
@@ -54,4 +55,32 @@ TEST(test_ppl_stats_without_spread_has_no_error)
     inf_ppl_stats_add(&s, 0.5);
     CHECK(isnan(inf_ppl_stats_error(&s)));
     CHECK(fabs(inf_ppl_stats_ppl(&s) - exp(0.5)) < 1e-12);
+}
+
+TEST(test_token_nll_agrees_with_double_precision_at_every_simd_level)
+{
+    enum { N = 49152 };
+    float *logits = malloc(N * sizeof *logits);
+    CHECK(logits != NULL);
+    unsigned x = 7;
+    for (int i = 0; i < N; i++) {
+        x = x * 1103515245u + 12345u;
+        logits[i] = (float)((x >> 8) & 0xffff) / 4096.0f - 8.0f; /* [-8, 8) */
+    }
+    double max = -INFINITY, sum = 0;
+    for (int i = 0; i < N; i++)
+        max = logits[i] > max ? logits[i] : max;
+    for (int i = 0; i < N; i++)
+        sum += exp(logits[i] - max);
+    const int tokens[3] = {0, 12345, N - 1};
+    for (int level = INF_SIMD_SCALAR; level < INF_SIMD_LEVEL_COUNT; level++) {
+        inf_simd_force((inf_simd_level)level);
+        for (int t = 0; t < 3; t++) {
+            double expected = -(logits[tokens[t]] - max - log(sum));
+            double got = inf_token_nll(logits, N, tokens[t]);
+            CHECK_MSG(fabs(got - expected) < 1e-6, "level %d token %d: %.9f vs %.9f", level,
+                      tokens[t], got, expected);
+        }
+    }
+    free(logits);
 }

@@ -1,11 +1,13 @@
 /* kld_token.c - per-position work of a KL-divergence run: quantizing the base model's
  * log-probabilities into a row, and comparing a model's logits with such a row. The arithmetic
  * follows llama-perplexity's types (float per token, double sums) so that both tools print the
- * same digits, and rows are byte-compatible with its --kl-divergence-base files. */
+ * same digits, and rows are byte-compatible with its --kl-divergence-base files. The loops over
+ * the vocabulary run on vector kernels (logits_math.h). */
 #include <math.h>
 #include <string.h>
 
 #include "inf_eval.h"
+#include "logits_math.h"
 
 /* Log-probabilities further than this below the most likely token are not stored exactly. */
 #define LOGPROB_RANGE 16.0f
@@ -24,16 +26,11 @@ static int nearest_int(float x)
 
 double inf_logprob_row_encode(const float *logits, int32_t n_vocab, int32_t token, uint16_t *row)
 {
-    float max_logit = logits[0], min_logit = logits[0];
-    for (int32_t i = 1; i < n_vocab; i++) {
-        max_logit = logits[i] > max_logit ? logits[i] : max_logit;
-        min_logit = logits[i] < min_logit ? logits[i] : min_logit;
-    }
+    const float max_logit = logits_max(logits, n_vocab);
+    float min_logit = logits_min(logits, n_vocab);
     if (min_logit < max_logit - LOGPROB_RANGE)
         min_logit = max_logit - LOGPROB_RANGE;
-    double sum_exp = 0.0;
-    for (int32_t i = 0; i < n_vocab; i++)
-        sum_exp += expf(logits[i] - max_logit);
+    const double sum_exp = logits_sum_exp(logits, n_vocab, max_logit);
     const float log_sum_exp = (float)log(sum_exp);
     const float header[2] = {(max_logit - min_logit) / 65535.0f,
                              min_logit - max_logit - log_sum_exp};
@@ -51,20 +48,42 @@ double inf_logprob_row_encode(const float *logits, int32_t n_vocab, int32_t toke
     return nll;
 }
 
+/* sum_i p_base[i] * (log p_base[i] - log p_Q[i]) with log p_Q[i] = logits[i] - log_norm, over
+ * the tokens whose base log-probability is above -16; *top_base receives the first most likely
+ * base token. Blocks of the row are decoded, exponentiated by the vector kernel, then summed. */
+static double base_divergence(const float *logits, int32_t n_vocab, const uint16_t *q, float scale,
+                              float min_log_prob, float log_norm, int32_t *top_base)
+{
+    float log_p[LOGITS_BLOCK], p[LOGITS_BLOCK];
+    float top_log_p = 0.0f;
+    double kld = 0.0;
+    *top_base = 0;
+    for (int32_t i0 = 0; i0 < n_vocab; i0 += LOGITS_BLOCK) {
+        const int32_t len = n_vocab - i0 < LOGITS_BLOCK ? n_vocab - i0 : LOGITS_BLOCK;
+        for (int32_t j = 0; j < len; j++) {
+            log_p[j] = scale * q[i0 + j] + min_log_prob;
+            if ((i0 == 0 && j == 0) || log_p[j] > top_log_p) {
+                top_log_p = log_p[j];
+                *top_base = i0 + j;
+            }
+        }
+        memcpy(p, log_p, (size_t)len * sizeof *p);
+        logits_exp(p, len);
+        for (int32_t j = 0; j < len; j++)
+            if (log_p[j] > -LOGPROB_RANGE)
+                kld += p[j] * (log_p[j] - logits[i0 + j] + log_norm);
+    }
+    return kld;
+}
+
 double inf_kld_token(const float *logits, int32_t n_vocab, const uint16_t *row, int32_t token,
                      inf_kld_stats *stats, float *p_diff_out)
 {
-    float max_logit = logits[0];
+    const float max_logit = logits_max(logits, n_vocab);
     int32_t top = 0;
-    for (int32_t i = 1; i < n_vocab; i++) {
-        if (logits[i] > max_logit) {
-            max_logit = logits[i];
-            top = i;
-        }
-    }
-    double sum_exp = 0.0;
-    for (int32_t i = 0; i < n_vocab; i++)
-        sum_exp += expf(logits[i] - max_logit);
+    while (top + 1 < n_vocab && logits[top] != max_logit)
+        top++; /* the first most likely token, as a strict > scan finds it */
+    const double sum_exp = logits_sum_exp(logits, n_vocab, max_logit);
     const float log_sum_exp = (float)log(sum_exp);
     float header[2];
     memcpy(header, row, sizeof header);
@@ -79,20 +98,9 @@ double inf_kld_token(const float *logits, int32_t n_vocab, const uint16_t *row, 
     stats->sum_nll_base2 += nll_base * nll_base;
     stats->sum_nll_nll_base += nll * nll_base;
 
-    /* log p_Q[i] = logits[i] - log_norm */
-    const float log_norm = max_logit + log_sum_exp;
-    double kld = 0.0;
-    int32_t top_base = 0;
-    float top_base_log_prob = 0.0f;
-    for (int32_t i = 0; i < n_vocab; i++) {
-        const float log_p_base = scale * q[i] + min_log_prob;
-        if (i == 0 || log_p_base > top_base_log_prob) {
-            top_base_log_prob = log_p_base;
-            top_base = i;
-        }
-        if (log_p_base > -LOGPROB_RANGE)
-            kld += expf(log_p_base) * (log_p_base - logits[i] + log_norm);
-    }
+    int32_t top_base;
+    const double kld = base_divergence(logits, n_vocab, q, scale, min_log_prob,
+                                       max_logit + log_sum_exp, &top_base);
     stats->sum_kld += kld;
     stats->sum_kld2 += kld * kld;
     stats->count++;

@@ -3,15 +3,12 @@
 #include <math.h>
 
 #include "inf_eval.h"
+#include "logits_math.h"
 
 double inf_token_nll(const float *logits, int32_t n_vocab, int32_t token)
 {
-    float max_logit = logits[0];
-    for (int32_t i = 1; i < n_vocab; i++)
-        max_logit = logits[i] > max_logit ? logits[i] : max_logit;
-    double sum_exp = 0.0;
-    for (int32_t i = 0; i < n_vocab; i++)
-        sum_exp += expf(logits[i] - max_logit);
+    const float max_logit = logits_max(logits, n_vocab);
+    const double sum_exp = logits_sum_exp(logits, n_vocab, max_logit);
     const float shifted = logits[token] - max_logit;
     return -(shifted - log(sum_exp));
 }
