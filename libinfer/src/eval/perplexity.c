@@ -3,6 +3,7 @@
  * half scored. Scores of one chunk are computed in parallel into per-position slots and summed in
  * position order, so results do not depend on the thread count. */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -133,7 +134,10 @@ inf_perplexity *inf_perplexity_new(inf_session *session, const inf_token *tokens
     const inf_vocab *vocab = inf_model_get_vocab(model);
     run->session = session;
     run->n_vocab = (int32_t)inf_model_get_hparams(model)->n_vocab;
+    /* Score with as many threads as the session computes with (<= 0: one per core). */
     run->n_threads = inf_session_get_params(session).n_threads;
+    if (run->n_threads <= 0)
+        run->n_threads = omp_get_max_threads();
     run->bos = inf_vocab_adds_bos(vocab) ? inf_vocab_bos(vocab) : INF_TOKEN_NONE;
     run->base = params->kld_base_in;
     if (err && err_size)
@@ -188,7 +192,7 @@ static void score_chunk(inf_perplexity *run, const float *logits, const inf_toke
     const size_t row_words = inf_logprob_row_words(n_vocab);
     float *kld_out = run->base ? run->kld_values + (size_t)index * run->n_scored : NULL;
     float *p_diff_out = run->base ? run->p_diff_values + (size_t)index * run->n_scored : NULL;
-#pragma omp parallel for schedule(static) num_threads(run->n_threads > 0 ? run->n_threads : 1)
+#pragma omp parallel for schedule(static) num_threads(run->n_threads)
     for (int32_t r = 0; r < run->n_scored; r++) {
         const float *row_logits = logits + (size_t)r * n_vocab;
         const inf_token next = chunk[run->first + r + 1];
