@@ -4,26 +4,19 @@
 #include "quantize_internal.h"
 #include "rules.h"
 
+#include "gguf_util.h"
 #include "inf_quant.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* File types with their llama.cpp LLAMA_FTYPE value (include/llama.h). */
-static const struct {
-    gguf_tensor_type type;
-    int llama_ftype;
-} file_types[] = {
-    {GGUF_TENSOR_F32, 0},  {GGUF_TENSOR_F16, 1},  {GGUF_TENSOR_Q4_0, 2}, {GGUF_TENSOR_Q4_1, 3},
-    {GGUF_TENSOR_Q8_0, 7}, {GGUF_TENSOR_Q5_0, 8}, {GGUF_TENSOR_Q5_1, 9}, {GGUF_TENSOR_BF16, 32},
-};
-
+/* The llama.cpp LLAMA_FTYPE value of a file whose weights are all `type`: the row of libgguf's
+ * file-type table (gguf_util.h) that names `type` as its main tensor type, or -1 when none does. */
 int inf_quantize_llama_ftype(gguf_tensor_type type)
 {
-    for (size_t i = 0; i < sizeof file_types / sizeof file_types[0]; i++)
-        if (file_types[i].type == type)
-            return file_types[i].llama_ftype;
-    return -1;
+    uint32_t code = gguf_file_type_guess(type);
+    const gguf_file_type_info *info = gguf_file_type_info_get(code);
+    return info && info->guessed_from == (int)type ? (int)code : -1;
 }
 
 bool inf_quantize_file_type_supported(gguf_tensor_type type)
