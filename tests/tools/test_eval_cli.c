@@ -58,6 +58,10 @@ TEST(test_eval_prints_llama_perplexity_format_and_progress)
     CHECK(strstr(err, "chunk 3/3") && strstr(err, "tokens/s") && strstr(err, "ETA"));
     CHECK(strstr(err, "peak memory") && strstr(err, "KV cache") && strstr(err, "compute buffer"));
     CHECK(strstr(err, "BOS added"));
+    const char *loaded = strstr(err, "model loaded in ");
+    double load_ms = -1;
+    CHECK_MSG(loaded && sscanf(loaded, "model loaded in %lf ms", &load_ms) == 1 && load_ms >= 0,
+              "stderr: %s", err);
     free(out);
     free(err);
 }

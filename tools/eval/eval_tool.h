@@ -46,6 +46,7 @@ typedef struct eval_summary {
     const inf_model *model;
     const inf_session *session;
     const char *text_member;  /* zip entry read, "" otherwise */
+    double load_seconds;      /* opening and validating the model (mmap: independent of its size) */
     size_t n_text_tokens;     /* 0 in KLD mode */
     int32_t n_ctx;
     int32_t n_chunks;

@@ -15,6 +15,7 @@
 typedef struct eval_state {
     eval_options opts;
     inf_model *model;
+    double load_seconds;
     inf_session *session;
     inf_kld_base *base;
     inf_perplexity *run;
@@ -66,7 +67,9 @@ static bool load_text(eval_state *st)
 static bool prepare(eval_state *st)
 {
     inf_model_params mp = {.use_mmap = st->opts.use_mmap, .use_mlock = st->opts.use_mlock};
+    double start = now_seconds();
     st->model = inf_model_load(st->opts.model, &mp, st->err, sizeof st->err);
+    st->load_seconds = now_seconds() - start;
     if (!st->model)
         return false;
     int32_t n_ctx = st->opts.n_ctx;
@@ -190,6 +193,7 @@ int main(int argc, char **argv)
     }
     summary.model = st.model;
     summary.session = st.session;
+    summary.load_seconds = st.load_seconds;
     summary.n_text_tokens = st.n_tokens;
     summary.n_ctx = inf_session_get_params(st.session).n_ctx;
     summary.n_chunks = inf_perplexity_n_chunks(st.run);

@@ -205,6 +205,7 @@ void eval_print_setup(const eval_summary *s)
             s->opts->use_mmap ? "mapped" : "read into memory", s->opts->use_mlock ? ", locked" : "",
             inf_session_kv_bytes(s->session) / MIB, sp.kv_type == GGUF_TENSOR_F16 ? "f16" : "f32",
             inf_session_compute_bytes(s->session) / MIB);
+    fprintf(stderr, "gguf-eval: model loaded in %.1f ms\n", s->load_seconds * 1e3);
 }
 
 void eval_print_speed(const eval_summary *s)
