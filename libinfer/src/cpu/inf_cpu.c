@@ -17,6 +17,7 @@ static const char *const level_names[INF_SIMD_LEVEL_COUNT] = {
     [INF_SIMD_SCALAR] = "scalar",
     [INF_SIMD_AVX2] = "avx2",
     [INF_SIMD_AVX512] = "avx512",
+    [INF_SIMD_NEON] = "neon",
 };
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -44,6 +45,12 @@ static inf_simd_level best_level(const inf_cpu_features *f)
         return INF_SIMD_AVX512;
     return avx2 ? INF_SIMD_AVX2 : INF_SIMD_SCALAR;
 }
+
+/* x86 levels are ordered, and NEON (numbered above them) is never runnable here. */
+static bool level_runnable(inf_simd_level level, inf_simd_level best)
+{
+    return level <= best;
+}
 #else
 /* Other architectures: only NEON is reported (the x86 kernels are not built there). */
 static void read_features(inf_cpu_features *f)
@@ -57,8 +64,18 @@ static void read_features(inf_cpu_features *f)
 
 static inf_simd_level best_level(const inf_cpu_features *f)
 {
+#if defined(__ARM_NEON) && defined(__aarch64__)
+    return f->neon ? INF_SIMD_NEON : INF_SIMD_SCALAR; /* the NEON kernels are built for arm64 */
+#else
     (void)f;
     return INF_SIMD_SCALAR;
+#endif
+}
+
+/* Here the only levels are scalar and the best one (NEON on arm64). */
+static bool level_runnable(inf_simd_level level, inf_simd_level best)
+{
+    return level == INF_SIMD_SCALAR || level == best;
 }
 #endif
 
@@ -70,7 +87,7 @@ static void detect(void)
     const char *env = getenv("INF_SIMD");
     if (env && *env) {
         int wanted = inf_simd_level_from_name(env);
-        if (wanted >= 0 && wanted < (int)level)
+        if (wanted >= 0 && level_runnable((inf_simd_level)wanted, level))
             level = (inf_simd_level)wanted;
     }
     atomic_store(&active_level, (int)level);
@@ -99,7 +116,7 @@ inf_simd_level inf_simd_force(inf_simd_level level)
     pthread_once(&detect_once, detect);
     if ((int)level < 0)
         level = INF_SIMD_SCALAR;
-    if (level > detected_level)
+    if ((unsigned)level >= INF_SIMD_LEVEL_COUNT || !level_runnable(level, detected_level))
         level = detected_level;
     atomic_store(&active_level, (int)level);
     return level;

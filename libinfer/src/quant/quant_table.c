@@ -22,6 +22,17 @@ static const inf_quant_kernels avx2_kernels[GGUF_TENSOR_TYPE_COUNT] = LEVEL_TABL
 static const inf_quant_kernels avx512_kernels[GGUF_TENSOR_TYPE_COUNT] = LEVEL_TABLE(avx512);
 #endif
 
+#if defined(__ARM_NEON) && defined(__aarch64__)
+/* NEON kernels exist for Q4_0 and Q8_0 so far; every other type runs its scalar kernel. */
+static const inf_quant_kernels neon_kernels[GGUF_TENSOR_TYPE_COUNT] = {
+    KERNELS(F32, inf_f32_to_float_copy, inf_f32_from_float_copy),
+    LEVEL_ROW(F16, f16, scalar),   LEVEL_ROW(BF16, bf16, scalar),
+    LEVEL_ROW(Q4_0, q4_0, neon),   LEVEL_ROW(Q4_1, q4_1, scalar),
+    LEVEL_ROW(Q5_0, q5_0, scalar), LEVEL_ROW(Q5_1, q5_1, scalar),
+    LEVEL_ROW(Q8_0, q8_0, neon),   LEVEL_ROW(Q8_1, q8_1, scalar),
+};
+#endif
+
 static const inf_quant_kernels no_kernels;
 
 static const inf_quant_kernels *const level_tables[INF_SIMD_LEVEL_COUNT] = {
@@ -29,6 +40,9 @@ static const inf_quant_kernels *const level_tables[INF_SIMD_LEVEL_COUNT] = {
 #if defined(__x86_64__)
     [INF_SIMD_AVX2] = avx2_kernels,
     [INF_SIMD_AVX512] = avx512_kernels,
+#endif
+#if defined(__ARM_NEON) && defined(__aarch64__)
+    [INF_SIMD_NEON] = neon_kernels,
 #endif
 };
 
@@ -38,7 +52,9 @@ const inf_quant_kernels *inf_quant_kernels_at(gguf_tensor_type type, inf_simd_le
         return &no_kernels;
     if ((int)level < 0)
         level = INF_SIMD_SCALAR;
-    if (level > inf_simd_detect()) /* also keeps non-x86 builds on their only table */
+    /* A level beyond this CPU, or one not built for this architecture, gives the best one. */
+    if ((unsigned)level >= INF_SIMD_LEVEL_COUNT || level > inf_simd_detect() ||
+        !level_tables[level])
         level = inf_simd_detect();
     return &level_tables[level][type];
 }

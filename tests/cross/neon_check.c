@@ -1,0 +1,152 @@
+/* neon_check.c - arm64-only check that the NEON quantization kernels write exactly the bytes the
+ * scalar ones do. Not part of the x86 test runner: `make cross-check-arm64` cross-compiles it
+ * with the quant sources and runs it under qemu-aarch64. Exit status 0 means every block matched.
+ */
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "inf_cpu.h"
+#include "quant/quant_internal.h"
+
+#define BLOCKS 4096
+#define N ((int64_t)BLOCKS * QUANT_BLOCK)
+
+typedef void (*from_fn)(const float *, void *, int64_t);
+typedef void (*to_fn)(const void *, float *, int64_t);
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15u;
+
+static uint32_t rng_u32(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state >> 32);
+}
+
+static float rng_unit(void)
+{
+    return (float)(rng_u32() >> 8) * 0x1p-24f * 2.0f - 1.0f;
+}
+
+/* Special values the exactness rules are about: signed zeros, denormals, the float limits,
+ * infinities, NaNs and numbers near the int32 conversion bounds. */
+static const float specials[] = {0.0f,      -0.0f,         FLT_MIN,        -FLT_MIN,
+                                 1e-45f,    -1e-45f,       1e-40f,         FLT_MAX,
+                                 -FLT_MAX,  INFINITY,      -INFINITY,      NAN,
+                                 -NAN,      2147483648.0f, -2147483904.0f, 65504.0f,
+                                 65520.0f,  0.5f,          -0.5f,          1.5f};
+#define SPECIALS ((int)(sizeof specials / sizeof specials[0]))
+
+/* Block kinds: each block of the input is filled in one of these ways. */
+static void fill_block(float *x, int kind)
+{
+    for (int j = 0; j < QUANT_BLOCK; j++) {
+        switch (kind) {
+        case 0: /* ordinary weights */
+            x[j] = rng_unit() * 0.1f;
+            break;
+        case 1: /* ties: max 127 (or -8 for Q4_0's signed max) makes codes land on k + 0.5 */
+            x[j] = j == 0 ? 127.0f : (float)((int)(rng_u32() % 253) - 126) + 0.5f;
+            break;
+        case 2: /* Q4_0 ties: d = -1, x * id + 8.5 lands on integers and halves */
+            x[j] = j == 3 ? 8.0f : (float)((int)(rng_u32() % 33) - 16) * 0.25f;
+            break;
+        case 3: /* all zero, with signs */
+            x[j] = (rng_u32() & 1) ? -0.0f : 0.0f;
+            break;
+        case 4: /* random bit patterns: NaNs, infinities, denormals, everything */
+            x[j] = quant_f32_from_bits(rng_u32());
+            break;
+        case 5: /* mostly ordinary with one special value */
+            x[j] = rng_unit() * 1e3f;
+            break;
+        case 6: /* tiny (denormal) blocks, where 1/d overflows */
+            x[j] = quant_f32_from_bits(rng_u32() & 0x807FFFFF);
+            break;
+        default: /* equal magnitudes of both signs: the first one decides the sign of max */
+            x[j] = (rng_u32() & 1) ? 3.0f : -3.0f;
+            break;
+        }
+    }
+    if (kind == 5)
+        x[rng_u32() % QUANT_BLOCK] = specials[rng_u32() % SPECIALS];
+}
+
+/* Blocks where the two byte strings differ, printing the first one. */
+static int64_t count_diff(const char *what, const uint8_t *a, const uint8_t *b, size_t block_bytes)
+{
+    int64_t diff = 0;
+    for (int64_t blk = 0; blk < BLOCKS; blk++) {
+        if (memcmp(a + blk * block_bytes, b + blk * block_bytes, block_bytes) != 0) {
+            if (diff == 0)
+                fprintf(stderr, "%s: block %" PRId64 " differs\n", what, blk);
+            diff++;
+        }
+    }
+    return diff;
+}
+
+static int check_type(const char *name, size_t block_bytes, from_fn from_scalar, from_fn from_neon,
+                      to_fn to_scalar, to_fn to_neon, const float *x)
+{
+    uint8_t *qa = malloc(BLOCKS * block_bytes), *qb = malloc(BLOCKS * block_bytes);
+    float *ya = malloc(N * sizeof *ya), *yb = malloc(N * sizeof *yb);
+    if (!qa || !qb || !ya || !yb) {
+        fprintf(stderr, "out of memory\n");
+        return 1;
+    }
+    from_scalar(x, qa, N);
+    from_neon(x, qb, N);
+    int64_t qdiff = count_diff(name, qa, qb, block_bytes);
+    /* Dequantize random bytes (any scale, any codes) as well as the quantized blocks. */
+    int64_t ydiff = 0;
+    for (int round = 0; round < 2; round++) {
+        if (round == 1)
+            for (size_t i = 0; i < BLOCKS * block_bytes; i++)
+                qa[i] = (uint8_t)rng_u32();
+        to_scalar(qa, ya, N);
+        to_neon(qa, yb, N);
+        ydiff += count_diff(name, (const uint8_t *)ya, (const uint8_t *)yb,
+                            QUANT_BLOCK * sizeof(float));
+    }
+    printf("%-5s quantize: %d blocks, %" PRId64 " differ; dequantize: %d blocks, %" PRId64
+           " differ\n",
+           name, BLOCKS, qdiff, 2 * BLOCKS, ydiff);
+    free(qa);
+    free(qb);
+    free(ya);
+    free(yb);
+    return qdiff || ydiff;
+}
+
+int main(void)
+{
+    printf("simd level detected: %s\n", inf_simd_level_name(inf_simd_detect()));
+    if (inf_simd_detect() != INF_SIMD_NEON) {
+        fprintf(stderr, "expected the NEON level on arm64\n");
+        return 1;
+    }
+    float *x = malloc(N * sizeof *x);
+    if (!x)
+        return 1;
+    for (int64_t blk = 0; blk < BLOCKS; blk++)
+        fill_block(x + blk * QUANT_BLOCK, (int)(blk % 8));
+    int bad = 0;
+    bad |= check_type("q8_0", sizeof(block_q8_0), inf_q8_0_from_float_scalar,
+                      inf_q8_0_from_float_neon, inf_q8_0_to_float_scalar, inf_q8_0_to_float_neon, x);
+    bad |= check_type("q4_0", sizeof(block_q4_0), inf_q4_0_from_float_scalar,
+                      inf_q4_0_from_float_neon, inf_q4_0_to_float_scalar, inf_q4_0_to_float_neon, x);
+    /* The dispatch table must hand out the NEON kernels at the NEON level. */
+    if (inf_quant_kernels_at(GGUF_TENSOR_Q8_0, INF_SIMD_NEON)->from_float != inf_q8_0_from_float_neon ||
+        inf_quant_kernels_at(GGUF_TENSOR_Q4_0, INF_SIMD_AVX2)->to_float != inf_q4_0_to_float_neon) {
+        fprintf(stderr, "dispatch table does not pick the NEON kernels\n");
+        bad = 1;
+    }
+    free(x);
+    printf("%s\n", bad ? "FAIL" : "all NEON blocks identical to scalar");
+    return bad;
+}
