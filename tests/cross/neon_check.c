@@ -1,7 +1,7 @@
-/* neon_check.c - arm64-only check that the NEON quantization kernels write exactly the bytes the
- * scalar ones do. Not part of the x86 test runner: `make cross-check-arm64` cross-compiles it
- * with the quant sources and runs it under qemu-aarch64. Exit status 0 means every block matched.
- */
+/* neon_check.c - arm64-only check that the NEON quantization and F16/BF16 kernels write exactly
+ * the bytes the scalar ones do. Not part of the x86 test runner: `make cross-check-arm64`
+ * cross-compiles it with the quant sources and runs it under qemu-aarch64. Exit status 0 means
+ * every block and value matched. */
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
@@ -123,6 +123,67 @@ static int check_type(const char *name, size_t block_bytes, from_fn from_scalar,
     return qdiff || ydiff;
 }
 
+/* Float rows: every half and bfloat16 bit pattern to float, and to half/bfloat16 from random
+ * bit patterns, the specials and the values just around half's rounding edges. Odd lengths run
+ * the scalar tails too. */
+static int check_float_type(const char *name, from_fn from_scalar, from_fn from_neon,
+                            to_fn to_scalar, to_fn to_neon)
+{
+    enum { PATTERNS = 65536, FLOATS = 65536 * 4 + 3 };
+    uint16_t *h = malloc(PATTERNS * sizeof *h), *ha = malloc(FLOATS * sizeof *ha),
+             *hb = malloc(FLOATS * sizeof *hb);
+    float *ya = malloc(PATTERNS * sizeof *ya), *yb = malloc(PATTERNS * sizeof *yb),
+          *x = malloc(FLOATS * sizeof *x);
+    if (!h || !ha || !hb || !ya || !yb || !x) {
+        fprintf(stderr, "out of memory\n");
+        return 1;
+    }
+    for (int i = 0; i < PATTERNS; i++)
+        h[i] = (uint16_t)i;
+    to_scalar(h, ya, PATTERNS);
+    to_neon(h, yb, PATTERNS - 1);
+    yb[PATTERNS - 1] = ya[PATTERNS - 1];
+    to_neon(h + PATTERNS - 1, yb + PATTERNS - 1, 1);
+    int64_t ydiff = 0;
+    for (int i = 0; i < PATTERNS; i++)
+        ydiff += memcmp(ya + i, yb + i, sizeof *ya) != 0;
+    for (int i = 0; i < FLOATS; i++) {
+        switch (i % 4) {
+        case 0:
+            x[i] = quant_f32_from_bits(rng_u32());
+            break;
+        case 1: /* near every half value, or near the tie above it (for normal halves) */
+            x[i] = quant_f32_from_bits(quant_f32_bits(quant_fp16_to_fp32((inf_fp16)(i / 4))) +
+                                       (rng_u32() % 5) - 2 + ((rng_u32() & 1) << 12));
+            break;
+        case 2:
+            x[i] = specials[rng_u32() % SPECIALS];
+            break;
+        default:
+            x[i] = rng_unit() * 10.0f;
+            break;
+        }
+    }
+    from_scalar(x, ha, FLOATS);
+    from_neon(x, hb, FLOATS);
+    int64_t hdiff = 0;
+    for (int i = 0; i < FLOATS; i++) {
+        if (ha[i] != hb[i] && hdiff++ == 0)
+            fprintf(stderr, "%s: %08x gives %04x (scalar %04x)\n", name,
+                    (unsigned)quant_f32_bits(x[i]), hb[i], ha[i]);
+    }
+    printf("%-5s from float: %d values, %" PRId64 " differ; to float: %d patterns, %" PRId64
+           " differ\n",
+           name, FLOATS, hdiff, PATTERNS, ydiff);
+    free(h);
+    free(ha);
+    free(hb);
+    free(ya);
+    free(yb);
+    free(x);
+    return hdiff || ydiff;
+}
+
 int main(void)
 {
     printf("simd level detected: %s\n", inf_simd_level_name(inf_simd_detect()));
@@ -140,6 +201,10 @@ int main(void)
                       inf_q8_0_from_float_neon, inf_q8_0_to_float_scalar, inf_q8_0_to_float_neon, x);
     bad |= check_type("q4_0", sizeof(block_q4_0), inf_q4_0_from_float_scalar,
                       inf_q4_0_from_float_neon, inf_q4_0_to_float_scalar, inf_q4_0_to_float_neon, x);
+    bad |= check_float_type("f16", inf_f16_from_float_scalar, inf_f16_from_float_neon,
+                            inf_f16_to_float_scalar, inf_f16_to_float_neon);
+    bad |= check_float_type("bf16", inf_bf16_from_float_scalar, inf_bf16_from_float_neon,
+                            inf_bf16_to_float_scalar, inf_bf16_to_float_neon);
     /* The dispatch table must hand out the NEON kernels at the NEON level. */
     if (inf_quant_kernels_at(GGUF_TENSOR_Q8_0, INF_SIMD_NEON)->from_float != inf_q8_0_from_float_neon ||
         inf_quant_kernels_at(GGUF_TENSOR_Q4_0, INF_SIMD_AVX2)->to_float != inf_q4_0_to_float_neon) {

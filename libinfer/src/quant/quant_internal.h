@@ -244,6 +244,10 @@ QUANT_DECLARE_LEVEL(avx512)
 #if defined(__ARM_NEON) && defined(__aarch64__)
 /* Built from *_neon.c, which compile to nothing elsewhere; the other types' NEON level reuses
  * the scalar kernels (see quant_table.c). */
+void inf_f16_to_float_neon(const void *src, float *dst, int64_t n);
+void inf_f16_from_float_neon(const float *src, void *dst, int64_t n);
+void inf_bf16_to_float_neon(const void *src, float *dst, int64_t n);
+void inf_bf16_from_float_neon(const float *src, void *dst, int64_t n);
 void inf_q4_0_to_float_neon(const void *src, float *dst, int64_t n);
 void inf_q4_0_from_float_neon(const float *src, void *dst, int64_t n);
 void inf_q8_0_to_float_neon(const void *src, float *dst, int64_t n);
