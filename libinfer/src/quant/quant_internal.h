@@ -257,4 +257,18 @@ void inf_q8_0_from_float_neon(const float *src, void *dst, int64_t n);
 void inf_f32_to_float_copy(const void *src, float *dst, int64_t n);
 void inf_f32_from_float_copy(const float *src, void *dst, int64_t n);
 
+/* One element of an F32, F16 or BF16 tensor at `at` (any alignment), widened to float: the
+ * element reader shared by the copy ops and the generic float matmul packing. */
+static inline float quant_load_float(gguf_tensor_type type, const void *at)
+{
+    if (type == GGUF_TENSOR_F32) {
+        float v;
+        memcpy(&v, at, sizeof v);
+        return v;
+    }
+    uint16_t h;
+    memcpy(&h, at, sizeof h);
+    return type == GGUF_TENSOR_F16 ? inf_fp16_to_fp32(h) : inf_bf16_to_fp32(h);
+}
+
 #endif

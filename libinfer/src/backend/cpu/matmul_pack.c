@@ -61,24 +61,12 @@ void mm_pack_q_generic(gguf_tensor_type type, const char *w, size_t row_stride, 
     }
 }
 
-static float load_float(gguf_tensor_type type, const char *at)
-{
-    if (type == GGUF_TENSOR_F32) {
-        float v;
-        memcpy(&v, at, sizeof v);
-        return v;
-    }
-    uint16_t h;
-    memcpy(&h, at, sizeof h);
-    return type == GGUF_TENSOR_F16 ? inf_fp16_to_fp32(h) : inf_bf16_to_fp32(h);
-}
-
 void mm_pack_f_generic(gguf_tensor_type type, const char *w, size_t nb0, size_t nb1, int rows,
                        int64_t K, int p, float *panel)
 {
     for (int i = 0; i < p; i++) {
         for (int64_t k = 0; k < K; k++)
-            panel[k * p + i] = i < rows ? load_float(type, w + (size_t)k * nb0 + (size_t)i * nb1) : 0.0f;
+            panel[k * p + i] = i < rows ? quant_load_float(type, w + (size_t)k * nb0 + (size_t)i * nb1) : 0.0f;
     }
 }
 

@@ -2,23 +2,12 @@
  * element count), set_rows (a KV-cache write) and get_rows (an embedding lookup, dequantizing). */
 #include "backend/cpu/cpu_internal.h"
 #include "inf_quant.h"
+#include "quant/quant_internal.h"
 #include "tensor/tensor_internal.h"
 
 static bool is_float_type(gguf_tensor_type type)
 {
     return type == GGUF_TENSOR_F32 || type == GGUF_TENSOR_F16 || type == GGUF_TENSOR_BF16;
-}
-
-static float load_float(gguf_tensor_type type, const char *at)
-{
-    if (type == GGUF_TENSOR_F32) {
-        float v;
-        memcpy(&v, at, sizeof v);
-        return v;
-    }
-    uint16_t h;
-    memcpy(&h, at, sizeof h);
-    return type == GGUF_TENSOR_F16 ? inf_fp16_to_fp32(h) : inf_bf16_to_fp32(h);
 }
 
 static void store_float(gguf_tensor_type type, char *at, float v)
@@ -79,7 +68,7 @@ void cpu_copy_compute(const cpu_params *p, inf_tensor *node)
         int64_t d2 = k / (node->ne[0] * node->ne[1]) % node->ne[2];
         int64_t d3 = k / (node->ne[0] * node->ne[1] * node->ne[2]);
         for (int64_t i = 0; i < ne0; i++) {
-            float v = load_float(src->type, from + i * src->nb[0]);
+            float v = quant_load_float(src->type, from + i * src->nb[0]);
             store_float(node->type, inf_tensor_element(node, d0, d1, d2, d3), v);
             if (++d0 == node->ne[0]) {
                 d0 = 0;
@@ -121,7 +110,7 @@ void cpu_set_rows_compute(const cpu_params *p, inf_tensor *node)
         if (rows->nb[0] == sizeof(float) && convert_row_fast(GGUF_TENSOR_F32, from, node->type, to, ne0))
             continue;
         for (int64_t k = 0; k < ne0; k++)
-            store_float(node->type, to + k * node->nb[0], load_float(GGUF_TENSOR_F32, from + k * rows->nb[0]));
+            store_float(node->type, to + k * node->nb[0], quant_load_float(GGUF_TENSOR_F32, from + k * rows->nb[0]));
     }
 }
 
