@@ -7,11 +7,15 @@ BUILD    ?= build
 PREFIX   ?= /usr/local
 OPT      ?= -O2
 PYTHON   ?= python3
-VERSION  := 0.1.0
+VERSION  := $(shell sed -n 's/^\#define GGTK_VERSION_STRING "\(.*\)"/\1/p' libgguf/include/ggtk/export.h)
+SOMAJOR  := $(firstword $(subst ., ,$(VERSION)))
 ARCH     := $(shell uname -m)
 
-CFLAGS_ALL := -std=c11 $(OPT) -g -Wall -Wextra -D_GNU_SOURCE -fPIC -fopenmp -pthread -MMD -MP \
-              -Ilibgguf/include -Ilibinfer/include -Ilibinfer/src $(CFLAGS)
+# Libraries export only what their headers mark GGTK_API (-fvisibility=hidden).
+CFLAGS_ALL := -std=c11 $(OPT) -g -Wall -Wextra -D_GNU_SOURCE -fPIC -fvisibility=hidden -fopenmp \
+              -pthread -MMD -MP -Ilibgguf/include -Ilibinfer/include -Ilibinfer/src -Itools/common \
+              $(CFLAGS)
+LIB_LDLIBS := -lxxhash -lm -fopenmp -pthread
 LDLIBS_ALL := -ljansson -lxxhash -lz -lm -fopenmp -pthread $(LDLIBS)
 
 ifeq ($(SAN),1)
@@ -31,6 +35,7 @@ find_c = $(filter-out $(SIMD_EXCLUDE),$(sort $(shell find $(1) -name '*.c' 2>/de
 
 GGUF_SRC  := $(call find_c,libgguf/src)
 INFER_SRC := $(call find_c,libinfer/src)
+COMMON_SRC := $(call find_c,tools/common)
 TOOL_DIRS := $(sort $(patsubst %/main.c,%,$(wildcard tools/*/main.c)))
 TOOLS     := $(patsubst tools/%,$(BUILD)/bin/gguf-%,$(TOOL_DIRS))
 TEST_SRC  := $(filter-out tests/fuzz/% tests/bench/% tests/cross/%,$(call find_c,tests))
@@ -41,8 +46,10 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
 LIBGGUF_A  := $(BUILD)/lib/libgguf.a
 LIBINFER_A := $(BUILD)/lib/libinfer.a
-LIBGGUF_SO := $(BUILD)/lib/libgguf.so
-LIBINFER_SO := $(BUILD)/lib/libinfer.so
+LIBCOMMON_A := $(BUILD)/lib/libggtk-tools.a
+# Shared libraries: the real file carries the full version, the soname the ABI (major) version.
+LIBGGUF_SO  := $(BUILD)/lib/libgguf.so.$(VERSION)
+LIBINFER_SO := $(BUILD)/lib/libinfer.so.$(VERSION)
 TEST_RUNNER := $(BUILD)/tests/run_tests
 
 MODEL := models/SmolLM2-135M-Instruct.Q4_1.gguf
@@ -69,24 +76,35 @@ $(LIBINFER_A): $(call obj,$(INFER_SRC))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
+$(LIBCOMMON_A): $(call obj,$(COMMON_SRC))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+# so_links LIB: the soname and development links beside a freshly linked libLIB.so.VERSION.
+so_links = ln -sf lib$(1).so.$(VERSION) $(BUILD)/lib/lib$(1).so.$(SOMAJOR) && \
+           ln -sf lib$(1).so.$(SOMAJOR) $(BUILD)/lib/lib$(1).so
+
 $(LIBGGUF_SO): $(call obj,$(GGUF_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,-soname,libgguf.so $^ -o $@ $(LDLIBS_ALL)
+	$(CC) -shared -Wl,-soname,libgguf.so.$(SOMAJOR) -Wl,--no-undefined $^ -o $@ $(LIB_LDLIBS)
+	$(call so_links,gguf)
 
 $(LIBINFER_SO): $(call obj,$(INFER_SRC)) $(LIBGGUF_SO)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,-soname,libinfer.so $(call obj,$(INFER_SRC)) -L$(BUILD)/lib -lgguf -o $@ $(LDLIBS_ALL)
+	$(CC) -shared -Wl,-soname,libinfer.so.$(SOMAJOR) -Wl,--no-undefined $(call obj,$(INFER_SRC)) \
+	    -L$(BUILD)/lib -lgguf -o $@ $(LIB_LDLIBS)
+	$(call so_links,infer)
 
 .SECONDEXPANSION:
-$(BUILD)/bin/gguf-%: $$(call obj,$$(call find_c,tools/$$*)) $(LIBINFER_A) $(LIBGGUF_A)
+$(BUILD)/bin/gguf-%: $$(call obj,$$(call find_c,tools/$$*)) $(LIBCOMMON_A) $(LIBINFER_A) $(LIBGGUF_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS_ALL)
 
-$(TEST_RUNNER): $(call obj,$(TEST_SRC)) $(LIBINFER_A) $(LIBGGUF_A)
+$(TEST_RUNNER): $(call obj,$(TEST_SRC)) $(LIBCOMMON_A) $(LIBINFER_A) $(LIBGGUF_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS_ALL)
 
-$(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(LIBINFER_A) $(LIBGGUF_A)
+$(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(LIBCOMMON_A) $(LIBINFER_A) $(LIBGGUF_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $^ -o $@ $(LDLIBS_ALL)
 
@@ -120,7 +138,7 @@ fuzz: $(FUZZERS)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
-	install -m 644 libgguf/include/*.h libinfer/include/*.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 libgguf/include/ggtk/*.h libinfer/include/ggtk/*.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(LIBGGUF_A) $(LIBINFER_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIBGGUF_SO) $(LIBINFER_SO) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
@@ -137,8 +155,8 @@ clean:
 # NEON kernels against the scalar ones, byte for byte: cross-compiled for arm64, run under qemu.
 # Static libgomp makes the linker warn about dlopen; the check never loads a library.
 CROSS_CC   ?= aarch64-linux-gnu-gcc
-CROSS_SRC  := tests/cross/neon_check.c $(filter-out %_avx2.c %_avx512.c,$(wildcard libinfer/src/quant/*.c)) \
-              libinfer/src/cpu/inf_cpu.c libgguf/src/gguf_types.c
+CROSS_SRC  := tests/cross/neon_check.c $(filter-out %_avx2.c %_avx512.c,$(wildcard libinfer/src/engine/quant_kernels/*.c)) \
+              libinfer/src/engine/simd/simd_level.c libgguf/src/gguf_types.c
 cross-check-arm64:
 	@if ! command -v $(CROSS_CC) >/dev/null || ! command -v qemu-aarch64 >/dev/null; then \
 	    echo "cross-check-arm64 skipped: needs $(CROSS_CC) and qemu-aarch64" \

@@ -1,45 +1,45 @@
 /* gguf_check.c - content checks beyond the structure the reader validates: the well-known keys
  * llama.cpp relies on, and finite values in floating-point tensors. */
 #include "gguf_internal.h"
-#include "gguf_util.h"
+#include <ggtk/gguf_util.h>
 
 #include <stdlib.h>
 #include <string.h>
 
-static gguf_status fail_key(const gguf_file *file, const char *key, gguf_error *err,
+static ggtk_status fail_key(const ggtk_file *file, const char *key, ggtk_error *err,
                             const char *expected)
 {
-    return gguf_fail(err, GGUF_ERR_INVALID, gguf_path(file),
-                     gguf_kv_offset(file, gguf_find_key(file, key)), "%s: expected %s", key,
+    return ggtk_fail(err, GGTK_ERR_INVALID, ggtk_path(file),
+                     ggtk_kv_offset(file, ggtk_find_key(file, key)), "%s: expected %s", key,
                      expected);
 }
 
-static gguf_status check_general_keys(const gguf_file *file, gguf_error *err)
+static ggtk_status check_general_keys(const ggtk_file *file, ggtk_error *err)
 {
-    const gguf_value *arch = gguf_get(file, "general.architecture");
-    if (arch && arch->type != GGUF_VALUE_STRING)
+    const ggtk_value *arch = ggtk_get(file, "general.architecture");
+    if (arch && arch->type != GGTK_VALUE_STRING)
         return fail_key(file, "general.architecture", err, "a string");
     uint64_t file_type;
-    gguf_status status = gguf_get_uint(file, "general.file_type", &file_type);
-    if (status == GGUF_ERR_NOT_FOUND)
-        return GGUF_OK;
-    if (status != GGUF_OK || file_type > UINT32_MAX ||
-        !gguf_file_type_info_get((uint32_t)file_type))
+    ggtk_status status = ggtk_get_uint(file, "general.file_type", &file_type);
+    if (status == GGTK_ERR_NOT_FOUND)
+        return GGTK_OK;
+    if (status != GGTK_OK || file_type > UINT32_MAX ||
+        !ggtk_file_type_info_get((uint32_t)file_type))
         return fail_key(file, "general.file_type", err, "a llama.cpp file type (0..41)");
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
 /* An array key, when present, must hold `elem_type` elements, and `count` of them when *count
  * is not UINT64_MAX; otherwise its length becomes *count. */
-static gguf_status check_array(const gguf_file *file, const char *key, gguf_value_type elem_type,
-                               uint64_t *count, gguf_error *err)
+static ggtk_status check_array(const ggtk_file *file, const char *key, ggtk_value_type elem_type,
+                               uint64_t *count, ggtk_error *err)
 {
-    const gguf_value *value = gguf_get(file, key);
+    const ggtk_value *value = ggtk_get(file, key);
     if (!value)
-        return GGUF_OK;
-    if (value->type != GGUF_VALUE_ARRAY || value->v.arr.elem_type != elem_type) {
+        return GGTK_OK;
+    if (value->type != GGTK_VALUE_ARRAY || value->v.arr.elem_type != elem_type) {
         char expected[64];
-        snprintf(expected, sizeof expected, "an array of %s", gguf_value_type_name(elem_type));
+        snprintf(expected, sizeof expected, "an array of %s", ggtk_value_type_name(elem_type));
         return fail_key(file, key, err, expected);
     }
     if (*count == UINT64_MAX) {
@@ -50,7 +50,7 @@ static gguf_status check_array(const gguf_file *file, const char *key, gguf_valu
                  (unsigned long long)*count, (unsigned long long)value->v.arr.count);
         return fail_key(file, key, err, expected);
     }
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
 static bool is_token_id_key(const char *key)
@@ -61,23 +61,23 @@ static bool is_token_id_key(const char *key)
            strcmp(key + len - (sizeof suffix - 1), suffix) == 0;
 }
 
-static gguf_status check_tokenizer_keys(const gguf_file *file, gguf_error *err)
+static ggtk_status check_tokenizer_keys(const ggtk_file *file, ggtk_error *err)
 {
     uint64_t n_tokens = UINT64_MAX, any = UINT64_MAX;
-    gguf_status status =
-        check_array(file, "tokenizer.ggml.tokens", GGUF_VALUE_STRING, &n_tokens, err);
-    if (status == GGUF_OK)
-        status = check_array(file, "tokenizer.ggml.scores", GGUF_VALUE_FLOAT32, &n_tokens, err);
-    if (status == GGUF_OK)
-        status = check_array(file, "tokenizer.ggml.token_type", GGUF_VALUE_INT32, &n_tokens, err);
-    if (status == GGUF_OK)
-        status = check_array(file, "tokenizer.ggml.merges", GGUF_VALUE_STRING, &any, err);
-    for (int64_t i = 0; status == GGUF_OK && i < gguf_kv_count(file); i++) {
-        const char *key = gguf_kv_key(file, i);
+    ggtk_status status =
+        check_array(file, "tokenizer.ggml.tokens", GGTK_VALUE_STRING, &n_tokens, err);
+    if (status == GGTK_OK)
+        status = check_array(file, "tokenizer.ggml.scores", GGTK_VALUE_FLOAT32, &n_tokens, err);
+    if (status == GGTK_OK)
+        status = check_array(file, "tokenizer.ggml.token_type", GGTK_VALUE_INT32, &n_tokens, err);
+    if (status == GGTK_OK)
+        status = check_array(file, "tokenizer.ggml.merges", GGTK_VALUE_STRING, &any, err);
+    for (int64_t i = 0; status == GGTK_OK && i < ggtk_kv_count(file); i++) {
+        const char *key = ggtk_kv_key(file, i);
         uint64_t id;
         if (!is_token_id_key(key))
             continue;
-        if (gguf_get_uint(file, key, &id) != GGUF_OK)
+        if (ggtk_get_uint(file, key, &id) != GGTK_OK)
             return fail_key(file, key, err, "a non-negative integer");
         if (n_tokens != UINT64_MAX && id >= n_tokens) {
             char expected[64];
@@ -91,17 +91,17 @@ static gguf_status check_tokenizer_keys(const gguf_file *file, gguf_error *err)
 
 /* Index of the first element whose exponent bits are all ones (NaN or infinity), or -1.
  * Works on the bit patterns, so it is exact for every float width including f16 and bf16. */
-static int64_t first_non_finite(const gguf_tensor_info *t)
+static int64_t first_non_finite(const ggtk_tensor_info *t)
 {
     uint64_t mask;
     switch (t->type) {
-    case GGUF_TENSOR_F16: mask = 0x7C00u; break;
-    case GGUF_TENSOR_BF16: mask = 0x7F80u; break;
-    case GGUF_TENSOR_F32: mask = 0x7F800000u; break;
-    case GGUF_TENSOR_F64: mask = 0x7FF0000000000000u; break;
+    case GGTK_TENSOR_F16: mask = 0x7C00u; break;
+    case GGTK_TENSOR_BF16: mask = 0x7F80u; break;
+    case GGTK_TENSOR_F32: mask = 0x7F800000u; break;
+    case GGTK_TENSOR_F64: mask = 0x7FF0000000000000u; break;
     default: return -1;
     }
-    size_t width = gguf_tensor_type_info_get(t->type)->block_bytes;
+    size_t width = ggtk_tensor_type_info_get(t->type)->block_bytes;
     const unsigned char *bytes = t->data;
     uint64_t n = t->size / width;
     for (uint64_t i = 0; i < n; i++) {
@@ -113,27 +113,27 @@ static int64_t first_non_finite(const gguf_tensor_info *t)
     return -1;
 }
 
-static gguf_status check_tensor_values(const gguf_file *file, gguf_error *err)
+static ggtk_status check_tensor_values(const ggtk_file *file, ggtk_error *err)
 {
-    int64_t n = gguf_tensor_count(file);
-    if (n > 0 && gguf_tensor(file, 0)->data == NULL)
-        return gguf_fail(err, GGUF_ERR_USAGE, gguf_path(file), UINT64_MAX,
+    int64_t n = ggtk_tensor_count(file);
+    if (n > 0 && ggtk_tensor(file, 0)->data == NULL)
+        return ggtk_fail(err, GGTK_ERR_USAGE, ggtk_path(file), UINT64_MAX,
                          "tensor data is not in memory (file opened with GGUF_OPEN_METADATA)");
     int64_t *bad = malloc((size_t)(n ? n : 1) * sizeof *bad);
     if (!bad)
-        return gguf_fail(err, GGUF_ERR_NOMEM, gguf_path(file), UINT64_MAX,
+        return ggtk_fail(err, GGTK_ERR_NOMEM, ggtk_path(file), UINT64_MAX,
                          "out of memory checking %lld tensors", (long long)n);
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t i = 0; i < n; i++)
-        bad[i] = first_non_finite(gguf_tensor(file, i));
-    gguf_status status = GGUF_OK;
-    for (int64_t i = 0; i < n && status == GGUF_OK; i++) {
+        bad[i] = first_non_finite(ggtk_tensor(file, i));
+    ggtk_status status = GGTK_OK;
+    for (int64_t i = 0; i < n && status == GGTK_OK; i++) {
         if (bad[i] < 0)
             continue;
-        const gguf_tensor_info *t = gguf_tensor(file, i);
-        uint64_t width = gguf_tensor_type_info_get(t->type)->block_bytes;
-        status = gguf_fail(err, GGUF_ERR_INVALID, gguf_path(file),
-                           gguf_data_offset(file) + t->offset + (uint64_t)bad[i] * width,
+        const ggtk_tensor_info *t = ggtk_tensor(file, i);
+        uint64_t width = ggtk_tensor_type_info_get(t->type)->block_bytes;
+        status = ggtk_fail(err, GGTK_ERR_INVALID, ggtk_path(file),
+                           ggtk_data_offset(file) + t->offset + (uint64_t)bad[i] * width,
                            "tensor '%s': element %lld is NaN or infinite", t->name,
                            (long long)bad[i]);
     }
@@ -141,12 +141,12 @@ static gguf_status check_tensor_values(const gguf_file *file, gguf_error *err)
     return status;
 }
 
-gguf_status gguf_check_contents(const gguf_file *file, gguf_error *err)
+ggtk_status ggtk_check_contents(const ggtk_file *file, ggtk_error *err)
 {
-    gguf_status status = check_general_keys(file, err);
-    if (status == GGUF_OK)
+    ggtk_status status = check_general_keys(file, err);
+    if (status == GGTK_OK)
         status = check_tokenizer_keys(file, err);
-    if (status == GGUF_OK)
+    if (status == GGTK_OK)
         status = check_tensor_values(file, err);
     return status;
 }

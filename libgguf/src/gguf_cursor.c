@@ -11,24 +11,24 @@
  * before the bytes have arrived. */
 enum { STREAM_STEP = 1 << 16 };
 
-void gguf_cursor_init_memory(gguf_cursor *cursor, const void *data, uint64_t size)
+void ggtk_cursor_init_memory(ggtk_cursor *cursor, const void *data, uint64_t size)
 {
-    *cursor = (gguf_cursor){.memory = data, .size = size};
+    *cursor = (ggtk_cursor){.memory = data, .size = size};
 }
 
-void gguf_cursor_init_stream(gguf_cursor *cursor, FILE *stream, uint64_t size)
+void ggtk_cursor_init_stream(ggtk_cursor *cursor, FILE *stream, uint64_t size)
 {
-    *cursor = (gguf_cursor){.stream = stream, .size = size};
+    *cursor = (ggtk_cursor){.stream = stream, .size = size};
 }
 
-uint64_t gguf_cursor_remaining(const gguf_cursor *cursor)
+uint64_t ggtk_cursor_remaining(const ggtk_cursor *cursor)
 {
-    if (cursor->size == GGUF_SIZE_UNKNOWN)
-        return GGUF_SIZE_UNKNOWN;
+    if (cursor->size == GGTK_SIZE_UNKNOWN)
+        return GGTK_SIZE_UNKNOWN;
     return cursor->size - cursor->pos;
 }
 
-static bool scratch_reserve(gguf_cursor *cursor, size_t need)
+static bool scratch_reserve(ggtk_cursor *cursor, size_t need)
 {
     if (need <= cursor->scratch_capacity)
         return true;
@@ -42,49 +42,49 @@ static bool scratch_reserve(gguf_cursor *cursor, size_t need)
 
 /* Read `n` bytes into the scratch buffer, growing it only as bytes arrive: a hostile length in a
  * short input fails at the input's end having allocated about twice what the input held. */
-static gguf_status stream_take(gguf_cursor *cursor, uint64_t n)
+static ggtk_status stream_take(ggtk_cursor *cursor, uint64_t n)
 {
     uint64_t have = 0;
     while (have < n) {
         uint64_t step = have > STREAM_STEP ? have : STREAM_STEP;
         uint64_t target = n - have <= step ? n : have + step;
         if (target > SIZE_MAX || !scratch_reserve(cursor, (size_t)target))
-            return GGUF_ERR_NOMEM;
+            return GGTK_ERR_NOMEM;
         size_t want = (size_t)(target - have);
         size_t got = fread(cursor->scratch + have, 1, want, cursor->stream);
         have += got;
         if (got < want) {
             if (ferror(cursor->stream)) {
                 cursor->io_errno = errno ? errno : EIO;
-                return GGUF_ERR_IO;
+                return GGTK_ERR_IO;
             }
             cursor->end = cursor->pos + have;
-            return GGUF_ERR_TRUNCATED;
+            return GGTK_ERR_TRUNCATED;
         }
     }
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
-gguf_status gguf_cursor_take(gguf_cursor *cursor, uint64_t n, const unsigned char **out)
+ggtk_status ggtk_cursor_take(ggtk_cursor *cursor, uint64_t n, const unsigned char **out)
 {
-    uint64_t remaining = gguf_cursor_remaining(cursor);
-    if (remaining != GGUF_SIZE_UNKNOWN && n > remaining) {
+    uint64_t remaining = ggtk_cursor_remaining(cursor);
+    if (remaining != GGTK_SIZE_UNKNOWN && n > remaining) {
         cursor->end = cursor->size;
-        return GGUF_ERR_TRUNCATED;
+        return GGTK_ERR_TRUNCATED;
     }
     if (cursor->memory) {
         *out = cursor->memory + cursor->pos;
     } else {
-        gguf_status status = stream_take(cursor, n);
-        if (status != GGUF_OK)
+        ggtk_status status = stream_take(cursor, n);
+        if (status != GGTK_OK)
             return status;
         *out = cursor->scratch;
     }
     cursor->pos += n;
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
-void gguf_cursor_release(gguf_cursor *cursor)
+void ggtk_cursor_release(ggtk_cursor *cursor)
 {
     free(cursor->scratch);
     cursor->scratch = NULL;

@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-gguf_status gguf_fail(gguf_error *err, gguf_status status, const char *file, uint64_t offset,
+ggtk_status ggtk_fail(ggtk_error *err, ggtk_status status, const char *file, uint64_t offset,
                       const char *fmt, ...)
 {
     if (!err)
@@ -21,5 +21,19 @@ gguf_status gguf_fail(gguf_error *err, gguf_status status, const char *file, uin
     if (more >= 0 && (size_t)(used + more) < sizeof err->message && offset != UINT64_MAX)
         snprintf(err->message + used + more, sizeof err->message - used - more,
                  " (at byte %llu)", (unsigned long long)offset);
+    return status;
+}
+
+ggtk_status ggtk_error_set(ggtk_error *err, ggtk_status status, uint64_t offset, const char *fmt,
+                           ...)
+{
+    if (!err)
+        return status;
+    err->status = status;
+    err->offset = offset;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
     return status;
 }

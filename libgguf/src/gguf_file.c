@@ -21,22 +21,22 @@ enum { PIPE_DATA_START = 1 << 20 };
 /* Parsing an empty input still needs a valid pointer. */
 static const unsigned char empty_input[1];
 
-static gguf_file *file_new(const char *name, uint64_t size, gguf_error *err)
+static ggtk_file *file_new(const char *name, uint64_t size, ggtk_error *err)
 {
-    gguf_file *f = calloc(1, sizeof *f);
+    ggtk_file *f = calloc(1, sizeof *f);
     if (f)
         f->path = strdup(name ? name : "(gguf)");
     if (!f || !f->path) {
         free(f);
-        gguf_fail(err, GGUF_ERR_NOMEM, name, UINT64_MAX, "out of memory opening the file");
+        ggtk_fail(err, GGTK_ERR_NOMEM, name, UINT64_MAX, "out of memory opening the file");
         return NULL;
     }
     f->file_size = size;
-    f->alignment = GGUF_DEFAULT_ALIGNMENT;
+    f->alignment = GGTK_DEFAULT_ALIGNMENT;
     return f;
 }
 
-void gguf_close(gguf_file *f)
+void ggtk_close(ggtk_file *f)
 {
     if (!f)
         return;
@@ -47,51 +47,51 @@ void gguf_close(gguf_file *f)
     free(f->tensors);
     free(f->kv_index);
     free(f->tensor_index);
-    gguf_arena_free(&f->arena);
+    ggtk_arena_free(&f->arena);
     free(f->path);
     free(f);
 }
 
-static gguf_file *finish(gguf_file *f, gguf_status status)
+static ggtk_file *finish(ggtk_file *f, ggtk_status status)
 {
-    if (status == GGUF_OK)
+    if (status == GGTK_OK)
         return f;
-    gguf_close(f);
+    ggtk_close(f);
     return NULL;
 }
 
 /* The data section is `bytes`' tail from data_offset (empty when a tensor-less file ends before
  * its padding); check the layout against it and point every tensor at its data. */
-static gguf_status attach_data(gguf_file *f, const unsigned char *section, uint64_t size,
-                               gguf_error *err)
+static ggtk_status attach_data(ggtk_file *f, const unsigned char *section, uint64_t size,
+                               ggtk_error *err)
 {
     f->data = section;
     f->data_size = size;
-    gguf_status status = gguf_check_layout(f, true, err);
-    if (status != GGUF_OK)
+    ggtk_status status = ggtk_check_layout(f, true, err);
+    if (status != GGTK_OK)
         return status;
     for (int64_t i = 0; i < f->n_tensors; i++)
         f->tensors[i].data = section + f->tensors[i].offset;
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
-static gguf_status parse_in_memory(gguf_file *f, const unsigned char *bytes, gguf_error *err)
+static ggtk_status parse_in_memory(ggtk_file *f, const unsigned char *bytes, ggtk_error *err)
 {
-    gguf_parser parser = {.file = f, .err = err};
-    gguf_cursor_init_memory(&parser.cursor, bytes, f->file_size);
-    gguf_status status = gguf_parse_header(&parser);
-    if (status != GGUF_OK)
+    ggtk_parser parser = {.file = f, .err = err};
+    ggtk_cursor_init_memory(&parser.cursor, bytes, f->file_size);
+    ggtk_status status = ggtk_parse_header(&parser);
+    if (status != GGTK_OK)
         return status;
     uint64_t start = f->data_offset < f->file_size ? f->data_offset : f->file_size;
     return attach_data(f, bytes + start, f->file_size - start, err);
 }
 
-gguf_file *gguf_open_memory(const void *data, size_t size, const char *name, gguf_error *err)
+ggtk_file *ggtk_open_memory(const void *data, size_t size, const char *name, ggtk_error *err)
 {
     if (!data && size)
-        return gguf_fail(err, GGUF_ERR_USAGE, name, UINT64_MAX, "NULL buffer of %zu bytes", size),
+        return ggtk_fail(err, GGTK_ERR_USAGE, name, UINT64_MAX, "NULL buffer of %zu bytes", size),
                NULL;
-    gguf_file *f = file_new(name ? name : "(memory)", size, err);
+    ggtk_file *f = file_new(name ? name : "(memory)", size, err);
     if (!f)
         return NULL;
     return finish(f, parse_in_memory(f, data ? data : empty_input, err));
@@ -103,31 +103,31 @@ static uint64_t stream_size(FILE *stream)
     int fd = fileno(stream);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-        return GGUF_SIZE_UNKNOWN;
+        return GGTK_SIZE_UNKNOWN;
     off_t pos = ftello(stream);
     if (pos < 0 || pos > st.st_size)
-        return GGUF_SIZE_UNKNOWN;
+        return GGTK_SIZE_UNKNOWN;
     return (uint64_t)(st.st_size - pos);
 }
 
 /* Consume the padding up to the data section. An input that ends within it has an empty data
  * section (fine for a file without tensors, reported by the layout check otherwise), and its
  * size is then known even for a pipe. */
-static gguf_status skip_padding(gguf_parser *p, uint64_t *size)
+static ggtk_status skip_padding(ggtk_parser *p, uint64_t *size)
 {
     uint64_t start = p->cursor.pos;
     uint64_t padding = p->file->data_offset - start;
     const unsigned char *bytes;
-    gguf_status status = gguf_cursor_take(&p->cursor, padding, &bytes);
-    if (status == GGUF_ERR_TRUNCATED) {
+    ggtk_status status = ggtk_cursor_take(&p->cursor, padding, &bytes);
+    if (status == GGTK_ERR_TRUNCATED) {
         *size = p->cursor.end;
         p->file->file_size = p->cursor.end;
-        return GGUF_OK;
+        return GGTK_OK;
     }
-    if (status != GGUF_OK)
-        return gguf_parser_fail(p, status, start, "reading the padding before the data section "
+    if (status != GGTK_OK)
+        return ggtk_parser_fail(p, status, start, "reading the padding before the data section "
                                                   "failed");
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
 static size_t buffer_alignment(uint32_t alignment)
@@ -147,7 +147,7 @@ static void *aligned_buffer(uint32_t alignment, uint64_t size)
 }
 
 /* Read a pipe's data section to its end, doubling the buffer as bytes arrive. */
-static gguf_status read_pipe_data(gguf_file *f, FILE *stream, uint64_t *size, gguf_error *err)
+static ggtk_status read_pipe_data(ggtk_file *f, FILE *stream, uint64_t *size, ggtk_error *err)
 {
     uint64_t capacity = PIPE_DATA_START, used = 0;
     unsigned char *buffer = aligned_buffer(f->alignment, capacity);
@@ -164,33 +164,33 @@ static gguf_status read_pipe_data(gguf_file *f, FILE *stream, uint64_t *size, gg
     }
     f->data_buffer = buffer;
     if (!buffer)
-        return gguf_fail(err, GGUF_ERR_NOMEM, f->path, f->data_offset,
+        return ggtk_fail(err, GGTK_ERR_NOMEM, f->path, f->data_offset,
                          "out of memory reading the data section");
     if (ferror(stream))
-        return gguf_fail(err, GGUF_ERR_IO, f->path, f->data_offset + used,
+        return ggtk_fail(err, GGTK_ERR_IO, f->path, f->data_offset + used,
                          "reading the data section failed: %s", strerror(errno));
     *size = used;
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
-static gguf_status read_data_section(gguf_file *f, FILE *stream, gguf_error *err)
+static ggtk_status read_data_section(ggtk_file *f, FILE *stream, ggtk_error *err)
 {
     uint64_t size = 0;
-    if (f->file_size == GGUF_SIZE_UNKNOWN) {
-        gguf_status status = read_pipe_data(f, stream, &size, err);
-        if (status != GGUF_OK)
+    if (f->file_size == GGTK_SIZE_UNKNOWN) {
+        ggtk_status status = read_pipe_data(f, stream, &size, err);
+        if (status != GGTK_OK)
             return status;
         f->file_size = f->data_offset + size;
     } else {
         size = f->file_size > f->data_offset ? f->file_size - f->data_offset : 0;
         f->data_buffer = aligned_buffer(f->alignment, size);
         if (!f->data_buffer)
-            return gguf_fail(err, GGUF_ERR_NOMEM, f->path, f->data_offset,
+            return ggtk_fail(err, GGTK_ERR_NOMEM, f->path, f->data_offset,
                              "out of memory for the %llu-byte data section",
                              (unsigned long long)size);
         size_t got = size ? fread(f->data_buffer, 1, (size_t)size, stream) : 0;
         if (got < size)
-            return gguf_fail(err, ferror(stream) ? GGUF_ERR_IO : GGUF_ERR_TRUNCATED, f->path,
+            return ggtk_fail(err, ferror(stream) ? GGTK_ERR_IO : GGTK_ERR_TRUNCATED, f->path,
                              f->data_offset + got,
                              "data section ends after %zu of %llu bytes (file changed?)", got,
                              (unsigned long long)size);
@@ -199,46 +199,46 @@ static gguf_status read_data_section(gguf_file *f, FILE *stream, gguf_error *err
 }
 
 /* A directory opens fine and fails only at its first read, with a bare EISDIR: say so first. */
-static bool refuse_directory(int fd, const char *name, gguf_error *err)
+static bool refuse_directory(int fd, const char *name, ggtk_error *err)
 {
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode))
         return false;
-    gguf_fail(err, GGUF_ERR_IO, name, UINT64_MAX, "is a directory, expected a GGUF file");
+    ggtk_fail(err, GGTK_ERR_IO, name, UINT64_MAX, "is a directory, expected a GGUF file");
     return true;
 }
 
-static gguf_file *open_stream(FILE *stream, const char *name, gguf_open_mode mode, uint64_t size,
-                              gguf_error *err)
+static ggtk_file *open_stream(FILE *stream, const char *name, ggtk_open_mode mode, uint64_t size,
+                              ggtk_error *err)
 {
     if (refuse_directory(fileno(stream), name, err))
         return NULL;
-    gguf_file *f = file_new(name, size, err);
+    ggtk_file *f = file_new(name, size, err);
     if (!f)
         return NULL;
-    gguf_parser parser = {.file = f, .err = err};
-    gguf_cursor_init_stream(&parser.cursor, stream, size);
-    gguf_status status = gguf_parse_header(&parser);
-    if (status == GGUF_OK)
+    ggtk_parser parser = {.file = f, .err = err};
+    ggtk_cursor_init_stream(&parser.cursor, stream, size);
+    ggtk_status status = ggtk_parse_header(&parser);
+    if (status == GGTK_OK)
         status = skip_padding(&parser, &size);
-    gguf_cursor_release(&parser.cursor);
-    if (status == GGUF_OK && mode == GGUF_OPEN_READ)
+    ggtk_cursor_release(&parser.cursor);
+    if (status == GGTK_OK && mode == GGTK_OPEN_READ)
         return finish(f, read_data_section(f, stream, err));
-    if (status == GGUF_OK) {
-        bool size_known = size != GGUF_SIZE_UNKNOWN;
+    if (status == GGTK_OK) {
+        bool size_known = size != GGTK_SIZE_UNKNOWN;
         if (!size_known)
             f->file_size = 0;
         else if (size > f->data_offset)
             f->data_size = size - f->data_offset;
-        status = gguf_check_layout(f, size_known, err);
+        status = ggtk_check_layout(f, size_known, err);
     }
     return finish(f, status);
 }
 
-gguf_file *gguf_open_stream(FILE *stream, const char *name, gguf_open_mode mode, gguf_error *err)
+ggtk_file *ggtk_open_stream(FILE *stream, const char *name, ggtk_open_mode mode, ggtk_error *err)
 {
-    if (!stream || (mode != GGUF_OPEN_READ && mode != GGUF_OPEN_METADATA))
-        return gguf_fail(err, GGUF_ERR_USAGE, name, UINT64_MAX,
+    if (!stream || (mode != GGTK_OPEN_READ && mode != GGTK_OPEN_METADATA))
+        return ggtk_fail(err, GGTK_ERR_USAGE, name, UINT64_MAX,
                          "gguf_open_stream needs a stream and GGUF_OPEN_READ or "
                          "GGUF_OPEN_METADATA"),
                NULL;
@@ -246,23 +246,23 @@ gguf_file *gguf_open_stream(FILE *stream, const char *name, gguf_open_mode mode,
 }
 
 /* NULL after reporting that `path` could not be opened (errno says why). */
-static gguf_file *cannot_open(const char *path, gguf_error *err)
+static ggtk_file *cannot_open(const char *path, ggtk_error *err)
 {
-    gguf_fail(err, GGUF_ERR_IO, path, UINT64_MAX, "cannot open: %s", strerror(errno));
+    ggtk_fail(err, GGTK_ERR_IO, path, UINT64_MAX, "cannot open: %s", strerror(errno));
     return NULL;
 }
 
-static gguf_file *open_path_stream(const char *path, gguf_open_mode mode, gguf_error *err)
+static ggtk_file *open_path_stream(const char *path, ggtk_open_mode mode, ggtk_error *err)
 {
     FILE *stream = fopen(path, "rb");
     if (!stream)
         return cannot_open(path, err);
-    gguf_file *f = open_stream(stream, path, mode, stream_size(stream), err);
+    ggtk_file *f = open_stream(stream, path, mode, stream_size(stream), err);
     fclose(stream);
     return f;
 }
 
-static gguf_file *open_mapped(const char *path, gguf_error *err)
+static ggtk_file *open_mapped(const char *path, ggtk_error *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -273,15 +273,15 @@ static gguf_file *open_mapped(const char *path, gguf_error *err)
          * (reopening a FIFO would lose its writer). */
         FILE *stream = fdopen(fd, "rb");
         if (!stream) {
-            gguf_file *none = cannot_open(path, err);
+            ggtk_file *none = cannot_open(path, err);
             close(fd);
             return none;
         }
-        gguf_file *f = open_stream(stream, path, GGUF_OPEN_READ, stream_size(stream), err);
+        ggtk_file *f = open_stream(stream, path, GGTK_OPEN_READ, stream_size(stream), err);
         fclose(stream);
         return f;
     }
-    gguf_file *f = file_new(path, (uint64_t)st.st_size, err);
+    ggtk_file *f = file_new(path, (uint64_t)st.st_size, err);
     if (!f || st.st_size == 0) {
         close(fd);
         return f ? finish(f, parse_in_memory(f, empty_input, err)) : NULL;
@@ -291,23 +291,23 @@ static gguf_file *open_mapped(const char *path, gguf_error *err)
     int map_errno = errno;
     close(fd);
     if (map == MAP_FAILED)
-        return finish(f, gguf_fail(err, GGUF_ERR_IO, path, UINT64_MAX, "cannot map: %s",
+        return finish(f, ggtk_fail(err, GGTK_ERR_IO, path, UINT64_MAX, "cannot map: %s",
                                    strerror(map_errno)));
     f->map = map;
     return finish(f, parse_in_memory(f, map, err));
 }
 
-gguf_file *gguf_open(const char *path, gguf_open_mode mode, gguf_error *err)
+ggtk_file *ggtk_open(const char *path, ggtk_open_mode mode, ggtk_error *err)
 {
     if (!path)
-        return gguf_fail(err, GGUF_ERR_USAGE, NULL, UINT64_MAX, "gguf_open needs a path"), NULL;
+        return ggtk_fail(err, GGTK_ERR_USAGE, NULL, UINT64_MAX, "gguf_open needs a path"), NULL;
     switch (mode) {
-    case GGUF_OPEN_MMAP:
+    case GGTK_OPEN_MMAP:
         return open_mapped(path, err);
-    case GGUF_OPEN_READ:
-    case GGUF_OPEN_METADATA:
+    case GGTK_OPEN_READ:
+    case GGTK_OPEN_METADATA:
         return open_path_stream(path, mode, err);
     }
-    return gguf_fail(err, GGUF_ERR_USAGE, path, UINT64_MAX, "unknown open mode %d", (int)mode),
+    return ggtk_fail(err, GGTK_ERR_USAGE, path, UINT64_MAX, "unknown open mode %d", (int)mode),
            NULL;
 }

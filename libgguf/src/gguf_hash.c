@@ -1,33 +1,33 @@
 /* gguf_hash.c - XXH64 content hashes of tensor data, computed in parallel, and the whole-model
  * hash derived from them. */
 #include "gguf_internal.h"
-#include "gguf_util.h"
+#include <ggtk/gguf_util.h>
 
 #include <stdlib.h>
 /* The state is kept on the stack, which needs the structure definition. */
 #define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
 
-static gguf_status check_tensor_data(const gguf_file *file, int64_t index, gguf_error *err)
+static ggtk_status check_tensor_data(const ggtk_file *file, int64_t index, ggtk_error *err)
 {
-    if (index < 0 || index >= gguf_tensor_count(file))
-        return gguf_fail(err, GGUF_ERR_USAGE, gguf_path(file), UINT64_MAX,
+    if (index < 0 || index >= ggtk_tensor_count(file))
+        return ggtk_fail(err, GGTK_ERR_USAGE, ggtk_path(file), UINT64_MAX,
                          "tensor index %lld out of range (%lld tensors)", (long long)index,
-                         (long long)gguf_tensor_count(file));
-    if (gguf_tensor(file, index)->data == NULL)
-        return gguf_fail(err, GGUF_ERR_USAGE, gguf_path(file), UINT64_MAX,
+                         (long long)ggtk_tensor_count(file));
+    if (ggtk_tensor(file, index)->data == NULL)
+        return ggtk_fail(err, GGTK_ERR_USAGE, ggtk_path(file), UINT64_MAX,
                          "tensor data is not in memory (file opened with GGUF_OPEN_METADATA)");
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
-gguf_status gguf_hash_tensor(const gguf_file *file, int64_t index, uint64_t *hash, gguf_error *err)
+ggtk_status ggtk_hash_tensor(const ggtk_file *file, int64_t index, uint64_t *hash, ggtk_error *err)
 {
-    gguf_status status = check_tensor_data(file, index, err);
-    if (status != GGUF_OK)
+    ggtk_status status = check_tensor_data(file, index, err);
+    if (status != GGTK_OK)
         return status;
-    const gguf_tensor_info *t = gguf_tensor(file, index);
+    const ggtk_tensor_info *t = ggtk_tensor(file, index);
     *hash = XXH64(t->data, (size_t)t->size, 0);
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
 /* A unit of work: position in the caller's arrays and the bytes to hash. */
@@ -42,26 +42,26 @@ static int larger_first(const void *a, const void *b)
     return sa < sb ? 1 : sa > sb ? -1 : 0;
 }
 
-gguf_status gguf_hash_tensors(const gguf_file *file, const int64_t *indices, int64_t n,
-                              uint64_t *hashes, gguf_error *err)
+ggtk_status ggtk_hash_tensors(const ggtk_file *file, const int64_t *indices, int64_t n,
+                              uint64_t *hashes, ggtk_error *err)
 {
     if (!indices)
-        n = gguf_tensor_count(file);
+        n = ggtk_tensor_count(file);
     if (n <= 0)
-        return GGUF_OK;
+        return GGTK_OK;
     hash_job *jobs = malloc((size_t)n * sizeof *jobs);
     if (!jobs)
-        return gguf_fail(err, GGUF_ERR_NOMEM, gguf_path(file), UINT64_MAX,
+        return ggtk_fail(err, GGTK_ERR_NOMEM, ggtk_path(file), UINT64_MAX,
                          "out of memory planning %lld tensor hashes", (long long)n);
     for (int64_t i = 0; i < n; i++) {
         int64_t index = indices ? indices[i] : i;
-        gguf_status status = check_tensor_data(file, index, err);
-        if (status != GGUF_OK) {
+        ggtk_status status = check_tensor_data(file, index, err);
+        if (status != GGTK_OK) {
             free(jobs);
             return status;
         }
         jobs[i].position = i;
-        jobs[i].size = gguf_tensor(file, index)->size;
+        jobs[i].size = ggtk_tensor(file, index)->size;
     }
     /* Largest tensors first: an embedding table can be a third of a model, and starting it last
      * would leave one thread hashing it while the others idle. */
@@ -69,14 +69,14 @@ gguf_status gguf_hash_tensors(const gguf_file *file, const int64_t *indices, int
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t j = 0; j < n; j++) {
         int64_t position = jobs[j].position;
-        const gguf_tensor_info *t = gguf_tensor(file, indices ? indices[position] : position);
+        const ggtk_tensor_info *t = ggtk_tensor(file, indices ? indices[position] : position);
         hashes[position] = XXH64(t->data, (size_t)t->size, 0);
     }
     free(jobs);
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
-uint64_t gguf_hash_combine(const uint64_t *hashes, int64_t n)
+uint64_t ggtk_hash_combine(const uint64_t *hashes, int64_t n)
 {
     XXH64_state_t state;
     XXH64_reset(&state, 0);

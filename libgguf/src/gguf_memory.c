@@ -8,16 +8,16 @@
 
 enum { ARENA_CHUNK = 1 << 16, ARENA_ALIGN = 16 };
 
-struct gguf_arena_block {
-    gguf_arena_block *next;
+struct ggtk_arena_block {
+    ggtk_arena_block *next;
     size_t capacity;
     size_t used;
     _Alignas(ARENA_ALIGN) unsigned char bytes[];
 };
 
-static gguf_arena_block *block_new(size_t capacity)
+static ggtk_arena_block *block_new(size_t capacity)
 {
-    gguf_arena_block *block = malloc(sizeof *block + capacity);
+    ggtk_arena_block *block = malloc(sizeof *block + capacity);
     if (!block)
         return NULL;
     block->next = NULL;
@@ -26,12 +26,12 @@ static gguf_arena_block *block_new(size_t capacity)
     return block;
 }
 
-void *gguf_arena_alloc(gguf_arena *arena, uint64_t size)
+void *ggtk_arena_alloc(ggtk_arena *arena, uint64_t size)
 {
-    if (size > SIZE_MAX - sizeof(gguf_arena_block) - ARENA_ALIGN)
+    if (size > SIZE_MAX - sizeof(ggtk_arena_block) - ARENA_ALIGN)
         return NULL;
     size_t need = ((size_t)size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
-    gguf_arena_block *head = arena->head;
+    ggtk_arena_block *head = arena->head;
     if (head && head->capacity - head->used >= need) {
         void *p = head->bytes + head->used;
         head->used += need;
@@ -40,7 +40,7 @@ void *gguf_arena_alloc(gguf_arena *arena, uint64_t size)
     if (need > ARENA_CHUNK / 4) {
         /* A large item gets a block of its own, linked behind the head so that the current
          * chunk keeps serving small items. */
-        gguf_arena_block *own = block_new(need);
+        ggtk_arena_block *own = block_new(need);
         if (!own)
             return NULL;
         own->used = need;
@@ -52,7 +52,7 @@ void *gguf_arena_alloc(gguf_arena *arena, uint64_t size)
         }
         return own->bytes;
     }
-    gguf_arena_block *chunk = block_new(ARENA_CHUNK);
+    ggtk_arena_block *chunk = block_new(ARENA_CHUNK);
     if (!chunk)
         return NULL;
     chunk->next = head;
@@ -61,11 +61,11 @@ void *gguf_arena_alloc(gguf_arena *arena, uint64_t size)
     return chunk->bytes;
 }
 
-char *gguf_arena_strndup(gguf_arena *arena, const void *bytes, uint64_t len)
+char *ggtk_arena_strndup(ggtk_arena *arena, const void *bytes, uint64_t len)
 {
     if (len == UINT64_MAX)
         return NULL;
-    char *copy = gguf_arena_alloc(arena, len + 1);
+    char *copy = ggtk_arena_alloc(arena, len + 1);
     if (!copy)
         return NULL;
     if (len)
@@ -74,28 +74,28 @@ char *gguf_arena_strndup(gguf_arena *arena, const void *bytes, uint64_t len)
     return copy;
 }
 
-void *gguf_arena_memdup(gguf_arena *arena, const void *bytes, uint64_t size)
+void *ggtk_arena_memdup(ggtk_arena *arena, const void *bytes, uint64_t size)
 {
     if (size == 0)
         return NULL;
-    void *copy = gguf_arena_alloc(arena, size);
+    void *copy = ggtk_arena_alloc(arena, size);
     if (copy)
         memcpy(copy, bytes, (size_t)size);
     return copy;
 }
 
-void gguf_arena_free(gguf_arena *arena)
+void ggtk_arena_free(ggtk_arena *arena)
 {
-    gguf_arena_block *block = arena->head;
+    ggtk_arena_block *block = arena->head;
     while (block) {
-        gguf_arena_block *next = block->next;
+        ggtk_arena_block *next = block->next;
         free(block);
         block = next;
     }
     arena->head = NULL;
 }
 
-bool gguf_vec_init(gguf_vec *vec, size_t item_size, uint64_t reserve)
+bool ggtk_vec_init(ggtk_vec *vec, size_t item_size, uint64_t reserve)
 {
     vec->items = NULL;
     vec->count = 0;
@@ -112,7 +112,7 @@ bool gguf_vec_init(gguf_vec *vec, size_t item_size, uint64_t reserve)
     return true;
 }
 
-void *gguf_vec_push(gguf_vec *vec)
+void *ggtk_vec_push(ggtk_vec *vec)
 {
     if (vec->count == vec->capacity) {
         uint64_t capacity = vec->capacity ? vec->capacity * 2 : 16;
@@ -130,7 +130,7 @@ void *gguf_vec_push(gguf_vec *vec)
     return item;
 }
 
-void gguf_vec_free(gguf_vec *vec)
+void ggtk_vec_free(ggtk_vec *vec)
 {
     free(vec->items);
     vec->items = NULL;

@@ -14,7 +14,7 @@ enum { MIN_KV_BYTES = 8 + 4 + 1, MIN_TENSOR_INFO_BYTES = 8 + 4 + 4 + 8 };
 /* Longest part of a hostile name quoted in a message. */
 enum { CONTEXT_NAME_MAX = 64 };
 
-gguf_status gguf_parser_fail(gguf_parser *p, gguf_status status, uint64_t offset,
+ggtk_status ggtk_parser_fail(ggtk_parser *p, ggtk_status status, uint64_t offset,
                              const char *fmt, ...)
 {
     char what[384];
@@ -23,11 +23,11 @@ gguf_status gguf_parser_fail(gguf_parser *p, gguf_status status, uint64_t offset
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     if (p->context[0])
-        return gguf_fail(p->err, status, p->file->path, offset, "%s: %s", p->context, what);
-    return gguf_fail(p->err, status, p->file->path, offset, "%s", what);
+        return ggtk_fail(p->err, status, p->file->path, offset, "%s: %s", p->context, what);
+    return ggtk_fail(p->err, status, p->file->path, offset, "%s", what);
 }
 
-void gguf_describe(char *out, size_t capacity, const char *what, int64_t index, const char *name)
+void ggtk_describe(char *out, size_t capacity, const char *what, int64_t index, const char *name)
 {
     int used = snprintf(out, capacity, "%s %lld", what, (long long)index);
     if (!name || used < 0 || (size_t)used + 8 > capacity)
@@ -54,255 +54,255 @@ void gguf_describe(char *out, size_t capacity, const char *what, int64_t index, 
     *cursor = '\0';
 }
 
-void gguf_parser_set_context(gguf_parser *p, const char *what, int64_t index, const char *name)
+void ggtk_parser_set_context(ggtk_parser *p, const char *what, int64_t index, const char *name)
 {
-    gguf_describe(p->context, sizeof p->context, what, index, name);
+    ggtk_describe(p->context, sizeof p->context, what, index, name);
 }
 
-gguf_status gguf_parser_take(gguf_parser *p, uint64_t n, uint64_t field_offset, const char *field,
+ggtk_status ggtk_parser_take(ggtk_parser *p, uint64_t n, uint64_t field_offset, const char *field,
                              const unsigned char **out)
 {
     uint64_t start = p->cursor.pos;
-    gguf_status status = gguf_cursor_take(&p->cursor, n, out);
+    ggtk_status status = ggtk_cursor_take(&p->cursor, n, out);
     switch (status) {
-    case GGUF_OK:
-        return GGUF_OK;
-    case GGUF_ERR_TRUNCATED:
-        return gguf_parser_fail(p, status, field_offset,
+    case GGTK_OK:
+        return GGTK_OK;
+    case GGTK_ERR_TRUNCATED:
+        return ggtk_parser_fail(p, status, field_offset,
                                 "%s needs %llu bytes from byte %llu but the file ends at byte %llu",
                                 field, (unsigned long long)n, (unsigned long long)start,
                                 (unsigned long long)p->cursor.end);
-    case GGUF_ERR_IO:
-        return gguf_parser_fail(p, status, field_offset, "reading %s failed: %s", field,
+    case GGTK_ERR_IO:
+        return ggtk_parser_fail(p, status, field_offset, "reading %s failed: %s", field,
                                 strerror(p->cursor.io_errno));
     default:
-        return gguf_parser_fail(p, status, field_offset, "out of memory reading %s (%llu bytes)",
+        return ggtk_parser_fail(p, status, field_offset, "out of memory reading %s (%llu bytes)",
                                 field, (unsigned long long)n);
     }
 }
 
 /* A little-endian field of `size` bytes at the cursor (the host is little-endian too). */
-static gguf_status read_field(gguf_parser *p, const char *field, void *out, size_t size)
+static ggtk_status read_field(ggtk_parser *p, const char *field, void *out, size_t size)
 {
     const unsigned char *bytes;
-    gguf_status status = gguf_parser_take(p, size, p->cursor.pos, field, &bytes);
-    if (status == GGUF_OK)
+    ggtk_status status = ggtk_parser_take(p, size, p->cursor.pos, field, &bytes);
+    if (status == GGTK_OK)
         memcpy(out, bytes, size);
     return status;
 }
 
-gguf_status gguf_read_u32(gguf_parser *p, const char *field, uint32_t *out)
+ggtk_status ggtk_read_u32(ggtk_parser *p, const char *field, uint32_t *out)
 {
     return read_field(p, field, out, sizeof *out);
 }
 
-gguf_status gguf_read_u64(gguf_parser *p, const char *field, uint64_t *out)
+ggtk_status ggtk_read_u64(ggtk_parser *p, const char *field, uint64_t *out)
 {
     return read_field(p, field, out, sizeof *out);
 }
 
-gguf_status gguf_parser_check_count(gguf_parser *p, uint64_t count, uint64_t min_bytes,
+ggtk_status ggtk_parser_check_count(ggtk_parser *p, uint64_t count, uint64_t min_bytes,
                                     uint64_t field_offset, const char *field)
 {
-    uint64_t remaining = gguf_cursor_remaining(&p->cursor);
-    if (remaining == GGUF_SIZE_UNKNOWN || count <= remaining / min_bytes)
-        return GGUF_OK;
-    return gguf_parser_fail(p, GGUF_ERR_TRUNCATED, field_offset,
+    uint64_t remaining = ggtk_cursor_remaining(&p->cursor);
+    if (remaining == GGTK_SIZE_UNKNOWN || count <= remaining / min_bytes)
+        return GGTK_OK;
+    return ggtk_parser_fail(p, GGTK_ERR_TRUNCATED, field_offset,
                             "%s is %llu but the %llu bytes left in the file hold at most %llu",
                             field, (unsigned long long)count, (unsigned long long)remaining,
                             (unsigned long long)(remaining / min_bytes));
 }
 
-static gguf_status parse_magic_and_version(gguf_parser *p)
+static ggtk_status parse_magic_and_version(ggtk_parser *p)
 {
     const unsigned char *magic;
-    gguf_status status = gguf_parser_take(p, 4, 0, "magic", &magic);
-    if (status != GGUF_OK)
+    ggtk_status status = ggtk_parser_take(p, 4, 0, "magic", &magic);
+    if (status != GGTK_OK)
         return status;
     if (memcmp(magic, "GGUF", 4) != 0)
-        return gguf_parser_fail(p, GGUF_ERR_MAGIC, 0,
+        return ggtk_parser_fail(p, GGTK_ERR_MAGIC, 0,
                                 "magic is %02x %02x %02x %02x, expected \"GGUF\" (47 47 55 46)",
                                 magic[0], magic[1], magic[2], magic[3]);
     uint32_t version;
-    status = gguf_read_u32(p, "version", &version);
-    if (status != GGUF_OK)
+    status = ggtk_read_u32(p, "version", &version);
+    if (status != GGTK_OK)
         return status;
     p->file->version = version;
     if (version == 2 || version == 3)
-        return GGUF_OK;
+        return GGTK_OK;
     if (version == 1)
-        return gguf_parser_fail(p, GGUF_ERR_VERSION, 4,
+        return ggtk_parser_fail(p, GGTK_ERR_VERSION, 4,
                                 "unsupported version 1, expected 2 or 3 (GGUF v1 is obsolete)");
     uint32_t swapped = __builtin_bswap32(version);
     if (swapped >= 1 && swapped <= 3)
-        return gguf_parser_fail(p, GGUF_ERR_VERSION, 4,
+        return ggtk_parser_fail(p, GGTK_ERR_VERSION, 4,
                                 "big-endian GGUF is not supported (version field reads %u "
                                 "byte-swapped)", swapped);
-    return gguf_parser_fail(p, GGUF_ERR_VERSION, 4, "unsupported version %u, expected 2 or 3",
+    return ggtk_parser_fail(p, GGTK_ERR_VERSION, 4, "unsupported version %u, expected 2 or 3",
                             version);
 }
 
 /* The name that starts a kv or tensor info (`what` `index`, its `field` "key" or "name"), checked
  * and then made the prefix of every later message about that entry. */
-static gguf_status parse_entry_name(gguf_parser *p, const char *what, int64_t index,
+static ggtk_status parse_entry_name(ggtk_parser *p, const char *what, int64_t index,
                                     const char *field, const char **name)
 {
     uint64_t offset = p->cursor.pos;
-    gguf_parser_set_context(p, what, index, NULL);
-    gguf_string string;
-    gguf_status status = gguf_parse_string(p, field, &string);
-    if (status == GGUF_OK)
-        status = gguf_check_name(p, field, &string, offset);
-    if (status != GGUF_OK)
+    ggtk_parser_set_context(p, what, index, NULL);
+    ggtk_string string;
+    ggtk_status status = ggtk_parse_string(p, field, &string);
+    if (status == GGTK_OK)
+        status = ggtk_check_name(p, field, &string, offset);
+    if (status != GGTK_OK)
         return status;
     *name = string.data;
-    gguf_parser_set_context(p, what, index, string.data);
-    return GGUF_OK;
+    ggtk_parser_set_context(p, what, index, string.data);
+    return GGTK_OK;
 }
 
-static gguf_status parse_kv(gguf_parser *p, int64_t index, gguf_kv *kv)
+static ggtk_status parse_kv(ggtk_parser *p, int64_t index, ggtk_kv *kv)
 {
     kv->offset = p->cursor.pos;
-    gguf_status status = parse_entry_name(p, "kv", index, "key", &kv->key);
-    if (status != GGUF_OK)
+    ggtk_status status = parse_entry_name(p, "kv", index, "key", &kv->key);
+    if (status != GGTK_OK)
         return status;
     uint64_t type_offset = p->cursor.pos;
     uint32_t type;
-    status = gguf_read_u32(p, "value type", &type);
-    if (status != GGUF_OK)
+    status = ggtk_read_u32(p, "value type", &type);
+    if (status != GGTK_OK)
         return status;
-    if (type >= GGUF_VALUE_TYPE_COUNT)
-        return gguf_parser_fail(p, GGUF_ERR_INVALID, type_offset,
+    if (type >= GGTK_VALUE_TYPE_COUNT)
+        return ggtk_parser_fail(p, GGTK_ERR_INVALID, type_offset,
                                 "value type is %u, expected 0..%d", type,
-                                GGUF_VALUE_TYPE_COUNT - 1);
-    return gguf_parse_value(p, (gguf_value_type)type, &kv->value, 0);
+                                GGTK_VALUE_TYPE_COUNT - 1);
+    return ggtk_parse_value(p, (ggtk_value_type)type, &kv->value, 0);
 }
 
-uint64_t gguf_parser_reserve(const gguf_parser *p, uint64_t count)
+uint64_t ggtk_parser_reserve(const ggtk_parser *p, uint64_t count)
 {
-    if (gguf_cursor_remaining(&p->cursor) != GGUF_SIZE_UNKNOWN)
+    if (ggtk_cursor_remaining(&p->cursor) != GGTK_SIZE_UNKNOWN)
         return count;
     return count < 1024 ? count : 1024;
 }
 
-static gguf_status parse_kvs(gguf_parser *p, uint64_t n_kv, uint64_t count_offset)
+static ggtk_status parse_kvs(ggtk_parser *p, uint64_t n_kv, uint64_t count_offset)
 {
-    gguf_status status = gguf_parser_check_count(p, n_kv, MIN_KV_BYTES, count_offset, "kv count");
-    if (status != GGUF_OK)
+    ggtk_status status = ggtk_parser_check_count(p, n_kv, MIN_KV_BYTES, count_offset, "kv count");
+    if (status != GGTK_OK)
         return status;
-    gguf_vec kvs;
-    if (!gguf_vec_init(&kvs, sizeof(gguf_kv), gguf_parser_reserve(p, n_kv)))
-        return gguf_parser_fail(p, GGUF_ERR_NOMEM, count_offset, "out of memory for %llu kvs",
+    ggtk_vec kvs;
+    if (!ggtk_vec_init(&kvs, sizeof(ggtk_kv), ggtk_parser_reserve(p, n_kv)))
+        return ggtk_parser_fail(p, GGTK_ERR_NOMEM, count_offset, "out of memory for %llu kvs",
                                 (unsigned long long)n_kv);
-    p->file->kvs = (gguf_kv *)kvs.items; /* owned by the file from here on, even on failure */
+    p->file->kvs = (ggtk_kv *)kvs.items; /* owned by the file from here on, even on failure */
     for (uint64_t i = 0; i < n_kv; i++) {
-        gguf_kv *kv = gguf_vec_push(&kvs);
-        p->file->kvs = (gguf_kv *)kvs.items;
+        ggtk_kv *kv = ggtk_vec_push(&kvs);
+        p->file->kvs = (ggtk_kv *)kvs.items;
         if (!kv)
-            return gguf_parser_fail(p, GGUF_ERR_NOMEM, count_offset, "out of memory for kvs");
+            return ggtk_parser_fail(p, GGTK_ERR_NOMEM, count_offset, "out of memory for kvs");
         status = parse_kv(p, (int64_t)i, kv);
-        if (status != GGUF_OK)
+        if (status != GGTK_OK)
             return status;
         p->file->n_kv = (int64_t)kvs.count;
     }
     p->context[0] = '\0';
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
-static gguf_status parse_tensor_info(gguf_parser *p, int64_t index, gguf_tensor_info *t)
+static ggtk_status parse_tensor_info(ggtk_parser *p, int64_t index, ggtk_tensor_info *t)
 {
     t->info_offset = p->cursor.pos;
-    gguf_status status = parse_entry_name(p, "tensor", index, "name", &t->name);
-    if (status != GGUF_OK)
+    ggtk_status status = parse_entry_name(p, "tensor", index, "name", &t->name);
+    if (status != GGTK_OK)
         return status;
     uint64_t n_dims_offset = p->cursor.pos;
-    status = gguf_read_u32(p, "n_dims", &t->n_dims);
-    if (status == GGUF_OK)
-        status = gguf_check_n_dims(p, t->n_dims, n_dims_offset);
+    status = ggtk_read_u32(p, "n_dims", &t->n_dims);
+    if (status == GGTK_OK)
+        status = ggtk_check_n_dims(p, t->n_dims, n_dims_offset);
     uint64_t ne_offset = p->cursor.pos;
-    for (uint32_t d = 0; d < GGUF_MAX_DIMS; d++)
+    for (uint32_t d = 0; d < GGTK_MAX_DIMS; d++)
         t->ne[d] = 1;
-    for (uint32_t d = 0; d < t->n_dims && status == GGUF_OK; d++)
-        status = gguf_read_u64(p, "ne", &t->ne[d]);
+    for (uint32_t d = 0; d < t->n_dims && status == GGTK_OK; d++)
+        status = ggtk_read_u64(p, "ne", &t->ne[d]);
     uint64_t type_offset = p->cursor.pos;
     uint32_t type = 0;
-    if (status == GGUF_OK)
-        status = gguf_read_u32(p, "type", &type);
-    t->type = (gguf_tensor_type)type;
-    if (status == GGUF_OK)
-        status = gguf_check_tensor_shape(p, t, ne_offset, type_offset);
+    if (status == GGTK_OK)
+        status = ggtk_read_u32(p, "type", &type);
+    t->type = (ggtk_tensor_type)type;
+    if (status == GGTK_OK)
+        status = ggtk_check_tensor_shape(p, t, ne_offset, type_offset);
     uint64_t offset_field = p->cursor.pos;
-    if (status == GGUF_OK)
-        status = gguf_read_u64(p, "offset", &t->offset);
-    if (status == GGUF_OK)
-        status = gguf_check_tensor_offset(p, t, offset_field);
+    if (status == GGTK_OK)
+        status = ggtk_read_u64(p, "offset", &t->offset);
+    if (status == GGTK_OK)
+        status = ggtk_check_tensor_offset(p, t, offset_field);
     return status;
 }
 
-static gguf_status parse_tensor_infos(gguf_parser *p, uint64_t n_tensors, uint64_t count_offset)
+static ggtk_status parse_tensor_infos(ggtk_parser *p, uint64_t n_tensors, uint64_t count_offset)
 {
-    gguf_status status = gguf_parser_check_count(p, n_tensors, MIN_TENSOR_INFO_BYTES,
+    ggtk_status status = ggtk_parser_check_count(p, n_tensors, MIN_TENSOR_INFO_BYTES,
                                                  count_offset, "tensor count");
-    if (status != GGUF_OK)
+    if (status != GGTK_OK)
         return status;
-    gguf_vec tensors;
-    if (!gguf_vec_init(&tensors, sizeof(gguf_tensor_info), gguf_parser_reserve(p, n_tensors)))
-        return gguf_parser_fail(p, GGUF_ERR_NOMEM, count_offset,
+    ggtk_vec tensors;
+    if (!ggtk_vec_init(&tensors, sizeof(ggtk_tensor_info), ggtk_parser_reserve(p, n_tensors)))
+        return ggtk_parser_fail(p, GGTK_ERR_NOMEM, count_offset,
                                 "out of memory for %llu tensor infos",
                                 (unsigned long long)n_tensors);
-    p->file->tensors = (gguf_tensor_info *)tensors.items;
+    p->file->tensors = (ggtk_tensor_info *)tensors.items;
     for (uint64_t i = 0; i < n_tensors; i++) {
-        gguf_tensor_info *t = gguf_vec_push(&tensors);
-        p->file->tensors = (gguf_tensor_info *)tensors.items;
+        ggtk_tensor_info *t = ggtk_vec_push(&tensors);
+        p->file->tensors = (ggtk_tensor_info *)tensors.items;
         if (!t)
-            return gguf_parser_fail(p, GGUF_ERR_NOMEM, count_offset, "out of memory for tensors");
+            return ggtk_parser_fail(p, GGTK_ERR_NOMEM, count_offset, "out of memory for tensors");
         status = parse_tensor_info(p, (int64_t)i, t);
-        if (status != GGUF_OK)
+        if (status != GGTK_OK)
             return status;
         p->file->n_tensors = (int64_t)tensors.count;
     }
     p->context[0] = '\0';
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
 /* Counts are stored as uint64 but exposed as int64_t; larger ones could never fit a file. */
-static gguf_status read_count(gguf_parser *p, const char *field, uint64_t *out, uint64_t *offset)
+static ggtk_status read_count(ggtk_parser *p, const char *field, uint64_t *out, uint64_t *offset)
 {
     *offset = p->cursor.pos;
-    gguf_status status = gguf_read_u64(p, field, out);
-    if (status == GGUF_OK && *out > (uint64_t)INT64_MAX)
-        return gguf_parser_fail(p, GGUF_ERR_OVERFLOW, *offset, "%s is %llu, expected at most %lld",
+    ggtk_status status = ggtk_read_u64(p, field, out);
+    if (status == GGTK_OK && *out > (uint64_t)INT64_MAX)
+        return ggtk_parser_fail(p, GGTK_ERR_OVERFLOW, *offset, "%s is %llu, expected at most %lld",
                                 field, (unsigned long long)*out, (long long)INT64_MAX);
     return status;
 }
 
-gguf_status gguf_parse_header(gguf_parser *p)
+ggtk_status ggtk_parse_header(ggtk_parser *p)
 {
-    gguf_file *file = p->file;
-    file->alignment = GGUF_DEFAULT_ALIGNMENT;
+    ggtk_file *file = p->file;
+    file->alignment = GGTK_DEFAULT_ALIGNMENT;
     p->context[0] = '\0';
     uint64_t n_tensors, n_kv, tensor_count_offset, kv_count_offset;
-    gguf_status status = parse_magic_and_version(p);
-    if (status == GGUF_OK)
+    ggtk_status status = parse_magic_and_version(p);
+    if (status == GGTK_OK)
         status = read_count(p, "tensor count", &n_tensors, &tensor_count_offset);
-    if (status == GGUF_OK)
+    if (status == GGTK_OK)
         status = read_count(p, "kv count", &n_kv, &kv_count_offset);
-    if (status == GGUF_OK)
+    if (status == GGTK_OK)
         status = parse_kvs(p, n_kv, kv_count_offset);
-    if (status == GGUF_OK)
-        status = gguf_index_keys(p);
-    if (status == GGUF_OK)
-        status = gguf_check_alignment_key(p);
-    if (status == GGUF_OK)
+    if (status == GGTK_OK)
+        status = ggtk_index_keys(p);
+    if (status == GGTK_OK)
+        status = ggtk_check_alignment_key(p);
+    if (status == GGTK_OK)
         status = parse_tensor_infos(p, n_tensors, tensor_count_offset);
-    if (status == GGUF_OK)
-        status = gguf_index_tensors(p);
-    if (status != GGUF_OK)
+    if (status == GGTK_OK)
+        status = ggtk_index_tensors(p);
+    if (status != GGTK_OK)
         return status;
     uint64_t end = p->cursor.pos;
     uint64_t mask = file->alignment - 1;
     if (__builtin_add_overflow(end, mask, &file->data_offset))
-        return gguf_parser_fail(p, GGUF_ERR_OVERFLOW, end, "data section offset overflows");
+        return ggtk_parser_fail(p, GGTK_ERR_OVERFLOW, end, "data section offset overflows");
     file->data_offset &= ~mask;
-    return GGUF_OK;
+    return GGTK_OK;
 }

@@ -1,13 +1,13 @@
 /* gguf_types.c - the table of tensor types and of metadata value types.
  * Block geometry is defined here and nowhere else; every other module asks this table. */
-#include "gguf.h"
+#include <ggtk/gguf.h>
 
 #include <strings.h>
 
-#define ROW(id, nm, blk, bytes, q) [GGUF_TENSOR_##id] = {GGUF_TENSOR_##id, nm, blk, bytes, q}
+#define ROW(id, nm, blk, bytes, q) [GGTK_TENSOR_##id] = {GGTK_TENSOR_##id, nm, blk, bytes, q}
 
 /* Indexed by on-disk code; retired codes stay zeroed (name == NULL). */
-static const gguf_tensor_type_info tensor_types[GGUF_TENSOR_TYPE_COUNT] = {
+static const ggtk_tensor_type_info tensor_types[GGTK_TENSOR_TYPE_COUNT] = {
     ROW(F32, "f32", 1, 4, false),          ROW(F16, "f16", 1, 2, false),
     ROW(Q4_0, "q4_0", 32, 18, true),       ROW(Q4_1, "q4_1", 32, 20, true),
     ROW(Q5_0, "q5_0", 32, 22, true),       ROW(Q5_1, "q5_1", 32, 24, true),
@@ -28,24 +28,24 @@ static const gguf_tensor_type_info tensor_types[GGUF_TENSOR_TYPE_COUNT] = {
     ROW(Q2_0, "q2_0", 64, 18, true),
 };
 
-const gguf_tensor_type_info *gguf_tensor_type_info_get(gguf_tensor_type type)
+const ggtk_tensor_type_info *ggtk_tensor_type_info_get(ggtk_tensor_type type)
 {
-    if ((unsigned)type >= GGUF_TENSOR_TYPE_COUNT || tensor_types[type].name == NULL)
+    if ((unsigned)type >= GGTK_TENSOR_TYPE_COUNT || tensor_types[type].name == NULL)
         return NULL;
     return &tensor_types[type];
 }
 
-int gguf_tensor_type_from_name(const char *name)
+int ggtk_tensor_type_from_name(const char *name)
 {
-    for (int t = 0; t < GGUF_TENSOR_TYPE_COUNT; t++)
+    for (int t = 0; t < GGTK_TENSOR_TYPE_COUNT; t++)
         if (tensor_types[t].name && strcasecmp(tensor_types[t].name, name) == 0)
             return t;
     return -1;
 }
 
-bool gguf_tensor_type_bytes(gguf_tensor_type type, uint64_t n_elements, uint64_t *bytes)
+bool ggtk_tensor_type_bytes(ggtk_tensor_type type, uint64_t n_elements, uint64_t *bytes)
 {
-    const gguf_tensor_type_info *info = gguf_tensor_type_info_get(type);
+    const ggtk_tensor_type_info *info = ggtk_tensor_type_info_get(type);
     if (!info || n_elements % info->block_size != 0)
         return false;
     uint64_t blocks = n_elements / info->block_size;
@@ -60,42 +60,46 @@ bool gguf_tensor_type_bytes(gguf_tensor_type type, uint64_t n_elements, uint64_t
 static const struct {
     const char *name;
     size_t size;
-} value_types[GGUF_VALUE_TYPE_COUNT] = {
-    [GGUF_VALUE_UINT8] = {"uint8", 1},     [GGUF_VALUE_INT8] = {"int8", 1},
-    [GGUF_VALUE_UINT16] = {"uint16", 2},   [GGUF_VALUE_INT16] = {"int16", 2},
-    [GGUF_VALUE_UINT32] = {"uint32", 4},   [GGUF_VALUE_INT32] = {"int32", 4},
-    [GGUF_VALUE_FLOAT32] = {"float32", 4}, [GGUF_VALUE_BOOL] = {"bool", 1},
-    [GGUF_VALUE_STRING] = {"string", 0},   [GGUF_VALUE_ARRAY] = {"array", 0},
-    [GGUF_VALUE_UINT64] = {"uint64", 8},   [GGUF_VALUE_INT64] = {"int64", 8},
-    [GGUF_VALUE_FLOAT64] = {"float64", 8},
+} value_types[GGTK_VALUE_TYPE_COUNT] = {
+    [GGTK_VALUE_UINT8] = {"uint8", 1},     [GGTK_VALUE_INT8] = {"int8", 1},
+    [GGTK_VALUE_UINT16] = {"uint16", 2},   [GGTK_VALUE_INT16] = {"int16", 2},
+    [GGTK_VALUE_UINT32] = {"uint32", 4},   [GGTK_VALUE_INT32] = {"int32", 4},
+    [GGTK_VALUE_FLOAT32] = {"float32", 4}, [GGTK_VALUE_BOOL] = {"bool", 1},
+    [GGTK_VALUE_STRING] = {"string", 0},   [GGTK_VALUE_ARRAY] = {"array", 0},
+    [GGTK_VALUE_UINT64] = {"uint64", 8},   [GGTK_VALUE_INT64] = {"int64", 8},
+    [GGTK_VALUE_FLOAT64] = {"float64", 8},
 };
 
-const char *gguf_value_type_name(gguf_value_type type)
+const char *ggtk_value_type_name(ggtk_value_type type)
 {
-    return (unsigned)type < GGUF_VALUE_TYPE_COUNT ? value_types[type].name : "unknown";
+    return (unsigned)type < GGTK_VALUE_TYPE_COUNT ? value_types[type].name : "unknown";
 }
 
-size_t gguf_value_type_size(gguf_value_type type)
+size_t ggtk_value_type_size(ggtk_value_type type)
 {
-    return (unsigned)type < GGUF_VALUE_TYPE_COUNT ? value_types[type].size : 0;
+    return (unsigned)type < GGTK_VALUE_TYPE_COUNT ? value_types[type].size : 0;
 }
 
-const char *gguf_strerror(gguf_status status)
+const char *ggtk_strerror(ggtk_status status)
 {
     static const char *const names[] = {
-        [GGUF_OK] = "success",
-        [GGUF_ERR_IO] = "I/O error",
-        [GGUF_ERR_NOMEM] = "out of memory",
-        [GGUF_ERR_MAGIC] = "not a GGUF file",
-        [GGUF_ERR_VERSION] = "unsupported GGUF version",
-        [GGUF_ERR_TRUNCATED] = "truncated file",
-        [GGUF_ERR_OVERFLOW] = "size overflow",
-        [GGUF_ERR_INVALID] = "invalid field",
-        [GGUF_ERR_DUPLICATE] = "duplicate name",
-        [GGUF_ERR_LAYOUT] = "bad tensor data layout",
-        [GGUF_ERR_NOT_FOUND] = "not found",
-        [GGUF_ERR_TYPE] = "wrong value type",
-        [GGUF_ERR_USAGE] = "API misuse",
+        [GGTK_OK] = "success",
+        [GGTK_ERR_IO] = "I/O error",
+        [GGTK_ERR_NOMEM] = "out of memory",
+        [GGTK_ERR_MAGIC] = "not a GGUF file",
+        [GGTK_ERR_VERSION] = "unsupported GGUF version",
+        [GGTK_ERR_TRUNCATED] = "truncated file",
+        [GGTK_ERR_OVERFLOW] = "size overflow",
+        [GGTK_ERR_INVALID] = "invalid field",
+        [GGTK_ERR_DUPLICATE] = "duplicate name",
+        [GGTK_ERR_LAYOUT] = "bad tensor data layout",
+        [GGTK_ERR_NOT_FOUND] = "not found",
+        [GGTK_ERR_TYPE] = "wrong value type",
+        [GGTK_ERR_USAGE] = "invalid use or options",
+        [GGTK_ERR_UNSUPPORTED] = "unsupported",
+        [GGTK_ERR_NONFINITE] = "non-finite value",
+        [GGTK_ERR_PATH] = "output path refused",
+        [GGTK_ERR_REQUANTIZE] = "already quantized",
     };
     if ((unsigned)status < sizeof names / sizeof names[0] && names[status])
         return names[status];

@@ -43,77 +43,77 @@ static uint64_t utf8_invalid_at(const unsigned char *s, uint64_t len)
     return len;
 }
 
-gguf_status gguf_check_name(gguf_parser *p, const char *field, const gguf_string *name,
+ggtk_status ggtk_check_name(ggtk_parser *p, const char *field, const ggtk_string *name,
                             uint64_t offset)
 {
     if (name->len == 0)
-        return gguf_parser_fail(p, GGUF_ERR_INVALID, offset, "%s is empty, expected 1+ bytes",
+        return ggtk_parser_fail(p, GGTK_ERR_INVALID, offset, "%s is empty, expected 1+ bytes",
                                 field);
     uint64_t text = offset + 8;
     const unsigned char *bytes = (const unsigned char *)name->data;
     const unsigned char *nul = memchr(bytes, 0, name->len);
     if (nul)
-        return gguf_parser_fail(p, GGUF_ERR_INVALID, text + (uint64_t)(nul - bytes),
+        return ggtk_parser_fail(p, GGTK_ERR_INVALID, text + (uint64_t)(nul - bytes),
                                 "%s contains a NUL byte, expected text", field);
     uint64_t bad = utf8_invalid_at(bytes, name->len);
     if (bad < name->len)
-        return gguf_parser_fail(p, GGUF_ERR_INVALID, text + bad,
+        return ggtk_parser_fail(p, GGTK_ERR_INVALID, text + bad,
                                 "%s is not valid UTF-8 (byte 0x%02x), expected UTF-8", field,
                                 bytes[bad]);
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
-gguf_status gguf_check_n_dims(gguf_parser *p, uint32_t n_dims, uint64_t offset)
+ggtk_status ggtk_check_n_dims(ggtk_parser *p, uint32_t n_dims, uint64_t offset)
 {
-    if (n_dims >= 1 && n_dims <= GGUF_MAX_DIMS)
-        return GGUF_OK;
-    return gguf_parser_fail(p, GGUF_ERR_INVALID, offset, "n_dims is %u, expected 1..%d", n_dims,
-                            GGUF_MAX_DIMS);
+    if (n_dims >= 1 && n_dims <= GGTK_MAX_DIMS)
+        return GGTK_OK;
+    return ggtk_parser_fail(p, GGTK_ERR_INVALID, offset, "n_dims is %u, expected 1..%d", n_dims,
+                            GGTK_MAX_DIMS);
 }
 
-gguf_status gguf_check_tensor_shape(gguf_parser *p, gguf_tensor_info *t, uint64_t ne_offset,
+ggtk_status ggtk_check_tensor_shape(ggtk_parser *p, ggtk_tensor_info *t, uint64_t ne_offset,
                                     uint64_t type_offset)
 {
     for (uint32_t d = 0; d < t->n_dims; d++)
         if (t->ne[d] == 0)
-            return gguf_parser_fail(p, GGUF_ERR_INVALID, ne_offset + 8 * d,
+            return ggtk_parser_fail(p, GGTK_ERR_INVALID, ne_offset + 8 * d,
                                     "ne[%u] is 0, expected > 0", d);
-    const gguf_tensor_type_info *info = gguf_tensor_type_info_get(t->type);
+    const ggtk_tensor_type_info *info = ggtk_tensor_type_info_get(t->type);
     if (!info)
-        return gguf_parser_fail(p, GGUF_ERR_INVALID, type_offset,
+        return ggtk_parser_fail(p, GGTK_ERR_INVALID, type_offset,
                                 "type is %u, expected a known tensor type code", (unsigned)t->type);
     if (t->ne[0] % info->block_size != 0)
-        return gguf_parser_fail(p, GGUF_ERR_INVALID, ne_offset,
+        return ggtk_parser_fail(p, GGTK_ERR_INVALID, ne_offset,
                                 "ne[0] is %llu, expected a multiple of the %s block size %u",
                                 (unsigned long long)t->ne[0], info->name, info->block_size);
     /* Element counts are signed 64-bit in every consumer (ggml's int64_t ne). */
     uint64_t elements = 1;
     for (uint32_t d = 0; d < t->n_dims; d++)
         if (__builtin_mul_overflow(elements, t->ne[d], &elements) || elements > (uint64_t)INT64_MAX)
-            return gguf_parser_fail(p, GGUF_ERR_OVERFLOW, ne_offset + 8 * d,
+            return ggtk_parser_fail(p, GGTK_ERR_OVERFLOW, ne_offset + 8 * d,
                                     "element count overflows at ne[%u] = %llu, expected a product "
                                     "below 2^63", d, (unsigned long long)t->ne[d]);
-    if (!gguf_tensor_type_bytes(t->type, elements, &t->size) || t->size > (uint64_t)INT64_MAX)
-        return gguf_parser_fail(p, GGUF_ERR_OVERFLOW, type_offset,
+    if (!ggtk_tensor_type_bytes(t->type, elements, &t->size) || t->size > (uint64_t)INT64_MAX)
+        return ggtk_parser_fail(p, GGTK_ERR_OVERFLOW, type_offset,
                                 "byte size of %llu %s elements overflows, expected below 2^63",
                                 (unsigned long long)elements, info->name);
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
-gguf_status gguf_check_tensor_offset(gguf_parser *p, const gguf_tensor_info *t,
+ggtk_status ggtk_check_tensor_offset(ggtk_parser *p, const ggtk_tensor_info *t,
                                      uint64_t offset_field)
 {
     uint32_t alignment = p->file->alignment;
     if (t->offset % alignment == 0)
-        return GGUF_OK;
-    return gguf_parser_fail(p, GGUF_ERR_LAYOUT, offset_field,
+        return GGTK_OK;
+    return ggtk_parser_fail(p, GGTK_ERR_LAYOUT, offset_field,
                             "offset %llu is not a multiple of the alignment %u",
                             (unsigned long long)t->offset, alignment);
 }
 
 static int compare_names(const void *a, const void *b)
 {
-    const gguf_name_index *x = a, *y = b;
+    const ggtk_name_index *x = a, *y = b;
     int order = strcmp(x->name, y->name);
     if (order)
         return order;
@@ -122,11 +122,11 @@ static int compare_names(const void *a, const void *b)
 
 /* Build the sorted index of `count` names; *duplicate gets the later index of the first
  * repeated name found, or -1, and *first the earlier one. */
-static gguf_name_index *build_index(const void *items, size_t stride, size_t name_offset,
+static ggtk_name_index *build_index(const void *items, size_t stride, size_t name_offset,
                                     int64_t count, int64_t *duplicate, int64_t *first)
 {
     *duplicate = -1;
-    gguf_name_index *index = malloc((count ? (size_t)count : 1) * sizeof *index);
+    ggtk_name_index *index = malloc((count ? (size_t)count : 1) * sizeof *index);
     if (!index)
         return NULL;
     for (int64_t i = 0; i < count; i++) {
@@ -145,41 +145,41 @@ static gguf_name_index *build_index(const void *items, size_t stride, size_t nam
     return index;
 }
 
-gguf_status gguf_index_keys(gguf_parser *p)
+ggtk_status ggtk_index_keys(ggtk_parser *p)
 {
-    gguf_file *f = p->file;
+    ggtk_file *f = p->file;
     int64_t duplicate, first;
-    f->kv_index = build_index(f->kvs, sizeof(gguf_kv), offsetof(gguf_kv, key), f->n_kv,
+    f->kv_index = build_index(f->kvs, sizeof(ggtk_kv), offsetof(ggtk_kv, key), f->n_kv,
                               &duplicate, &first);
     if (!f->kv_index)
-        return gguf_parser_fail(p, GGUF_ERR_NOMEM, UINT64_MAX, "out of memory indexing keys");
+        return ggtk_parser_fail(p, GGTK_ERR_NOMEM, UINT64_MAX, "out of memory indexing keys");
     if (duplicate < 0)
-        return GGUF_OK;
-    gguf_parser_set_context(p, "kv", duplicate, f->kvs[duplicate].key);
-    return gguf_parser_fail(p, GGUF_ERR_DUPLICATE, f->kvs[duplicate].offset,
+        return GGTK_OK;
+    ggtk_parser_set_context(p, "kv", duplicate, f->kvs[duplicate].key);
+    return ggtk_parser_fail(p, GGTK_ERR_DUPLICATE, f->kvs[duplicate].offset,
                             "duplicate key, expected unique keys (first at kv %lld, byte %llu)",
                             (long long)first, (unsigned long long)f->kvs[first].offset);
 }
 
-gguf_status gguf_index_tensors(gguf_parser *p)
+ggtk_status ggtk_index_tensors(ggtk_parser *p)
 {
-    gguf_file *f = p->file;
+    ggtk_file *f = p->file;
     int64_t duplicate, first;
-    f->tensor_index = build_index(f->tensors, sizeof(gguf_tensor_info),
-                                  offsetof(gguf_tensor_info, name), f->n_tensors, &duplicate,
+    f->tensor_index = build_index(f->tensors, sizeof(ggtk_tensor_info),
+                                  offsetof(ggtk_tensor_info, name), f->n_tensors, &duplicate,
                                   &first);
     if (!f->tensor_index)
-        return gguf_parser_fail(p, GGUF_ERR_NOMEM, UINT64_MAX, "out of memory indexing tensors");
+        return ggtk_parser_fail(p, GGTK_ERR_NOMEM, UINT64_MAX, "out of memory indexing tensors");
     if (duplicate < 0)
-        return GGUF_OK;
-    gguf_parser_set_context(p, "tensor", duplicate, f->tensors[duplicate].name);
-    return gguf_parser_fail(p, GGUF_ERR_DUPLICATE, f->tensors[duplicate].info_offset,
+        return GGTK_OK;
+    ggtk_parser_set_context(p, "tensor", duplicate, f->tensors[duplicate].name);
+    return ggtk_parser_fail(p, GGTK_ERR_DUPLICATE, f->tensors[duplicate].info_offset,
                             "duplicate tensor name, expected unique names (first at tensor %lld, "
                             "byte %llu)",
                             (long long)first, (unsigned long long)f->tensors[first].info_offset);
 }
 
-int64_t gguf_index_find(const gguf_name_index *index, int64_t count, const char *name)
+int64_t ggtk_index_find(const ggtk_name_index *index, int64_t count, const char *name)
 {
     int64_t lo = 0, hi = count;
     while (lo < hi) {
@@ -195,32 +195,32 @@ int64_t gguf_index_find(const gguf_name_index *index, int64_t count, const char 
     return -1;
 }
 
-gguf_status gguf_check_alignment_key(gguf_parser *p)
+ggtk_status ggtk_check_alignment_key(ggtk_parser *p)
 {
-    gguf_file *f = p->file;
-    int64_t i = gguf_index_find(f->kv_index, f->n_kv, "general.alignment");
+    ggtk_file *f = p->file;
+    int64_t i = ggtk_index_find(f->kv_index, f->n_kv, "general.alignment");
     if (i < 0)
-        return GGUF_OK;
-    const gguf_kv *kv = &f->kvs[i];
+        return GGTK_OK;
+    const ggtk_kv *kv = &f->kvs[i];
     /* The value follows the key length, the key and the type code. */
     uint64_t value_offset = kv->offset + 8 + strlen(kv->key) + 4;
-    gguf_parser_set_context(p, "kv", i, kv->key);
-    if (kv->value.type != GGUF_VALUE_UINT32)
-        return gguf_parser_fail(p, GGUF_ERR_INVALID, value_offset - 4,
+    ggtk_parser_set_context(p, "kv", i, kv->key);
+    if (kv->value.type != GGTK_VALUE_UINT32)
+        return ggtk_parser_fail(p, GGTK_ERR_INVALID, value_offset - 4,
                                 "type is %s, expected uint32",
-                                gguf_value_type_name(kv->value.type));
+                                ggtk_value_type_name(kv->value.type));
     uint32_t alignment = kv->value.v.u32;
     if (alignment == 0 || (alignment & (alignment - 1)) != 0)
-        return gguf_parser_fail(p, GGUF_ERR_INVALID, value_offset,
+        return ggtk_parser_fail(p, GGTK_ERR_INVALID, value_offset,
                                 "alignment is %u, expected a non-zero power of two", alignment);
     f->alignment = alignment;
     p->context[0] = '\0';
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
 /* Byte offset in the file of a tensor info's `offset` field: it follows the name, n_dims, the
  * dimensions and the type. */
-static uint64_t offset_field_of(const gguf_tensor_info *t)
+static uint64_t offset_field_of(const ggtk_tensor_info *t)
 {
     return t->info_offset + 8 + strlen(t->name) + 4 + 8 * (uint64_t)t->n_dims + 4;
 }
@@ -238,52 +238,52 @@ static int compare_extents(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
-static gguf_status check_bounds(const gguf_file *f, int64_t i, bool size_known, uint64_t *end,
-                                gguf_error *err)
+static ggtk_status check_bounds(const ggtk_file *f, int64_t i, bool size_known, uint64_t *end,
+                                ggtk_error *err)
 {
-    const gguf_tensor_info *t = &f->tensors[i];
+    const ggtk_tensor_info *t = &f->tensors[i];
     char tensor[128];
-    gguf_describe(tensor, sizeof tensor, "tensor", i, t->name);
+    ggtk_describe(tensor, sizeof tensor, "tensor", i, t->name);
     if (__builtin_add_overflow(t->offset, t->size, end))
-        return gguf_fail(err, GGUF_ERR_OVERFLOW, f->path, offset_field_of(t),
+        return ggtk_fail(err, GGTK_ERR_OVERFLOW, f->path, offset_field_of(t),
                          "%s: offset %llu + size %llu overflows", tensor,
                          (unsigned long long)t->offset, (unsigned long long)t->size);
     if (size_known && *end > f->data_size)
-        return gguf_fail(err, GGUF_ERR_TRUNCATED, f->path, offset_field_of(t),
+        return ggtk_fail(err, GGTK_ERR_TRUNCATED, f->path, offset_field_of(t),
                          "%s: data [%llu, %llu) ends past the %llu-byte data section, expected "
                          "it inside the file (truncated?)",
                          tensor, (unsigned long long)t->offset, (unsigned long long)*end,
                          (unsigned long long)f->data_size);
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
-static gguf_status report_overlap(const gguf_file *f, const extent *prev, const extent *cur,
-                                  gguf_error *err)
+static ggtk_status report_overlap(const ggtk_file *f, const extent *prev, const extent *cur,
+                                  ggtk_error *err)
 {
     char later[128], earlier[128];
-    gguf_describe(later, sizeof later, "tensor", cur->index, f->tensors[cur->index].name);
-    gguf_describe(earlier, sizeof earlier, "tensor", prev->index, f->tensors[prev->index].name);
-    return gguf_fail(err, GGUF_ERR_LAYOUT, f->path, offset_field_of(&f->tensors[cur->index]),
+    ggtk_describe(later, sizeof later, "tensor", cur->index, f->tensors[cur->index].name);
+    ggtk_describe(earlier, sizeof earlier, "tensor", prev->index, f->tensors[prev->index].name);
+    return ggtk_fail(err, GGTK_ERR_LAYOUT, f->path, offset_field_of(&f->tensors[cur->index]),
                      "%s: data [%llu, %llu) overlaps %s [%llu, %llu), expected disjoint data",
                      later, (unsigned long long)cur->begin, (unsigned long long)cur->end, earlier,
                      (unsigned long long)prev->begin, (unsigned long long)prev->end);
 }
 
-gguf_status gguf_check_layout(const gguf_file *f, bool size_known, gguf_error *err)
+ggtk_status ggtk_check_layout(const ggtk_file *f, bool size_known, ggtk_error *err)
 {
     if (f->n_tensors == 0)
-        return GGUF_OK;
+        return GGTK_OK;
     extent *extents = malloc((size_t)f->n_tensors * sizeof *extents);
     if (!extents)
-        return gguf_fail(err, GGUF_ERR_NOMEM, f->path, UINT64_MAX, "out of memory checking layout");
-    gguf_status status = GGUF_OK;
-    for (int64_t i = 0; i < f->n_tensors && status == GGUF_OK; i++) {
+        return ggtk_fail(err, GGTK_ERR_NOMEM, f->path, UINT64_MAX, "out of memory checking layout");
+    ggtk_status status = GGTK_OK;
+    for (int64_t i = 0; i < f->n_tensors && status == GGTK_OK; i++) {
         extents[i] = (extent){.begin = f->tensors[i].offset, .index = i};
         status = check_bounds(f, i, size_known, &extents[i].end, err);
     }
-    if (status == GGUF_OK)
+    if (status == GGTK_OK)
         qsort(extents, (size_t)f->n_tensors, sizeof *extents, compare_extents);
-    for (int64_t i = 1; i < f->n_tensors && status == GGUF_OK; i++)
+    for (int64_t i = 1; i < f->n_tensors && status == GGTK_OK; i++)
         if (extents[i].begin < extents[i - 1].end)
             status = report_overlap(f, &extents[i - 1], &extents[i], err);
     free(extents);

@@ -4,23 +4,23 @@
 
 #include <stdlib.h>
 
-gguf_writer *gguf_writer_create(void)
+ggtk_writer *ggtk_writer_create(void)
 {
-    gguf_writer *writer = calloc(1, sizeof *writer);
+    ggtk_writer *writer = calloc(1, sizeof *writer);
     if (!writer)
         return NULL;
     writer->version = 3;
-    writer->alignment = GGUF_DEFAULT_ALIGNMENT;
+    writer->alignment = GGTK_DEFAULT_ALIGNMENT;
     writer->stream.out.fd = -1;
     writer_layout(writer, 0); /* an empty header cannot overflow */
     return writer;
 }
 
-void gguf_writer_free(gguf_writer *writer)
+void ggtk_writer_free(ggtk_writer *writer)
 {
     if (!writer)
         return;
-    gguf_writer_abort(writer);
+    ggtk_writer_abort(writer);
     writer_kvs_free(writer);
     writer_tensors_free(writer);
     free(writer);

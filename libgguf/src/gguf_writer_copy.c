@@ -6,82 +6,82 @@
 
 #include <string.h>
 
-gguf_writer *gguf_writer_from_file(const gguf_file *source)
+ggtk_writer *ggtk_writer_from_file(const ggtk_file *source)
 {
     if (!source)
         return NULL;
-    gguf_writer *writer = gguf_writer_create();
+    ggtk_writer *writer = ggtk_writer_create();
     if (!writer)
         return NULL;
-    writer->version = gguf_version(source);
-    gguf_status status = GGUF_OK;
-    for (int64_t i = 0; i < gguf_kv_count(source) && status == GGUF_OK; i++)
-        status = gguf_writer_set(writer, gguf_kv_key(source, i), gguf_kv_value(source, i));
-    for (int64_t i = 0; i < gguf_tensor_count(source) && status == GGUF_OK; i++) {
-        const gguf_tensor_info *tensor = gguf_tensor(source, i);
-        status = gguf_writer_add_tensor(writer, tensor->name, tensor->type, tensor->n_dims,
+    writer->version = ggtk_version(source);
+    ggtk_status status = GGTK_OK;
+    for (int64_t i = 0; i < ggtk_kv_count(source) && status == GGTK_OK; i++)
+        status = ggtk_writer_set(writer, ggtk_kv_key(source, i), ggtk_kv_value(source, i));
+    for (int64_t i = 0; i < ggtk_tensor_count(source) && status == GGTK_OK; i++) {
+        const ggtk_tensor_info *tensor = ggtk_tensor(source, i);
+        status = ggtk_writer_add_tensor(writer, tensor->name, tensor->type, tensor->n_dims,
                                         tensor->ne);
     }
-    if (status != GGUF_OK) {
-        gguf_writer_free(writer);
+    if (status != GGTK_OK) {
+        ggtk_writer_free(writer);
         return NULL;
     }
     return writer;
 }
 
 /* Finds in `source` the tensor that provides the data of writer tensor `tensor`. */
-static gguf_status find_source_tensor(const gguf_tensor_info *tensor, const char *path,
-                                      const gguf_file *source, const gguf_tensor_info **found,
-                                      gguf_error *err)
+static ggtk_status find_source_tensor(const ggtk_tensor_info *tensor, const char *path,
+                                      const ggtk_file *source, const ggtk_tensor_info **found,
+                                      ggtk_error *err)
 {
-    int64_t index = gguf_find_tensor(source, tensor->name);
+    int64_t index = ggtk_find_tensor(source, tensor->name);
     if (index < 0)
-        return gguf_fail(err, GGUF_ERR_NOT_FOUND, path, UINT64_MAX, "tensor '%s' is not in %s",
-                         tensor->name, gguf_path(source));
-    *found = gguf_tensor(source, index);
+        return ggtk_fail(err, GGTK_ERR_NOT_FOUND, path, UINT64_MAX, "tensor '%s' is not in %s",
+                         tensor->name, ggtk_path(source));
+    *found = ggtk_tensor(source, index);
     if ((*found)->type != tensor->type || memcmp((*found)->ne, tensor->ne, sizeof tensor->ne) != 0)
-        return gguf_fail(err, GGUF_ERR_INVALID, path, UINT64_MAX,
+        return ggtk_fail(err, GGTK_ERR_INVALID, path, UINT64_MAX,
                          "tensor '%s' has another type or shape in %s than in the output",
-                         tensor->name, gguf_path(source));
+                         tensor->name, ggtk_path(source));
     if (!(*found)->data)
-        return gguf_fail(err, GGUF_ERR_USAGE, path, UINT64_MAX,
-                         "%s was opened without its tensor data", gguf_path(source));
-    return GGUF_OK;
+        return ggtk_fail(err, GGTK_ERR_USAGE, path, UINT64_MAX,
+                         "%s was opened without its tensor data", ggtk_path(source));
+    return GGTK_OK;
 }
 
 /* Hands the data over in pieces so that no single size needs to fit size_t. */
-static gguf_status copy_tensor_data(gguf_writer *writer, const gguf_tensor_info *from,
-                                    gguf_error *err)
+static ggtk_status copy_tensor_data(ggtk_writer *writer, const ggtk_tensor_info *from,
+                                    ggtk_error *err)
 {
     enum { PIECE_BYTES = 1 << 30 };
     const unsigned char *data = from->data;
-    gguf_status status = GGUF_OK;
-    for (uint64_t done = 0; done < from->size && status == GGUF_OK; done += PIECE_BYTES) {
+    ggtk_status status = GGTK_OK;
+    for (uint64_t done = 0; done < from->size && status == GGTK_OK; done += PIECE_BYTES) {
         uint64_t left = from->size - done;
         size_t piece = left < PIECE_BYTES ? (size_t)left : PIECE_BYTES;
-        status = gguf_writer_write_data(writer, data + done, piece, err);
+        status = ggtk_writer_write_data(writer, data + done, piece, err);
     }
     return status;
 }
 
-gguf_status gguf_writer_write_from(gguf_writer *writer, const char *path, const gguf_file *source,
-                                   gguf_error *err)
+ggtk_status ggtk_writer_write_from(ggtk_writer *writer, const char *path, const ggtk_file *source,
+                                   ggtk_error *err)
 {
     if (!writer || !source)
-        return gguf_fail(err, GGUF_ERR_USAGE, path, UINT64_MAX, "no writer or no source file");
-    const gguf_tensor_info *from;
+        return ggtk_fail(err, GGTK_ERR_USAGE, path, UINT64_MAX, "no writer or no source file");
+    const ggtk_tensor_info *from;
     /* Check every tensor before creating anything, so a mismatch leaves no file behind. */
     for (int64_t i = 0; i < writer->n_tensors; i++) {
-        gguf_status status = find_source_tensor(&writer->tensors[i], path, source, &from, err);
-        if (status != GGUF_OK)
+        ggtk_status status = find_source_tensor(&writer->tensors[i], path, source, &from, err);
+        if (status != GGTK_OK)
             return status;
     }
-    gguf_status status = gguf_writer_begin(writer, path, err);
-    for (int64_t i = 0; i < writer->n_tensors && status == GGUF_OK; i++) {
+    ggtk_status status = ggtk_writer_begin(writer, path, err);
+    for (int64_t i = 0; i < writer->n_tensors && status == GGTK_OK; i++) {
         find_source_tensor(&writer->tensors[i], path, source, &from, err);
         status = copy_tensor_data(writer, from, err);
     }
-    if (status == GGUF_OK)
-        status = gguf_writer_finish(writer, err);
+    if (status == GGTK_OK)
+        status = ggtk_writer_finish(writer, err);
     return status;
 }

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-static void tensor_info_serialize(writer_output *out, const gguf_tensor_info *tensor)
+static void tensor_info_serialize(writer_output *out, const ggtk_tensor_info *tensor)
 {
     writer_string_serialize(out, tensor->name, strlen(tensor->name));
     writer_output_u32(out, tensor->n_dims);
@@ -15,9 +15,9 @@ static void tensor_info_serialize(writer_output *out, const gguf_tensor_info *te
     writer_output_u64(out, tensor->offset);
 }
 
-void writer_header_serialize(const gguf_writer *writer, writer_output *out)
+void writer_header_serialize(const ggtk_writer *writer, writer_output *out)
 {
-    writer_output_u32(out, GGUF_MAGIC);
+    writer_output_u32(out, GGTK_MAGIC);
     writer_output_u32(out, writer->version);
     writer_output_u64(out, (uint64_t)writer->n_tensors);
     writer_output_u64(out, (uint64_t)writer->n_kvs);

@@ -1,21 +1,21 @@
 /* gguf_writer_internal.h - the writer's state and the interfaces between its modules:
  * value copies and serialization, the metadata store, the tensor table and its layout, buffered
  * file output, and the temporary-file lifecycle. Private to libgguf. */
-#ifndef GGUF_WRITER_INTERNAL_H
-#define GGUF_WRITER_INTERNAL_H
+#ifndef GGTK_WRITER_INTERNAL_H
+#define GGTK_WRITER_INTERNAL_H
 
-#include "gguf.h"
+#include <ggtk/gguf.h>
 
 /* Longest tensor name, in bytes, that ggml-based readers accept (their name buffer holds 64 bytes
  * including the NUL). */
-#define GGUF_WRITER_MAX_TENSOR_NAME 63
+#define GGTK_WRITER_MAX_TENSOR_NAME 63
 /* Bytes of the fixed header: magic, version, tensor count, key/value count. */
-#define GGUF_WRITER_FIXED_HEADER_BYTES 24u
+#define GGTK_WRITER_FIXED_HEADER_BYTES 24u
 
 /* One metadata pair, owned by the writer. */
 typedef struct writer_kv {
     char *key;      /* NUL-terminated */
-    gguf_value value; /* deep copy; see writer_value_copy() */
+    ggtk_value value; /* deep copy; see writer_value_copy() */
     uint64_t bytes; /* serialized size: key string + type code + value payload */
 } writer_kv;
 
@@ -31,7 +31,7 @@ typedef struct writer_output {
     int error;        /* errno of the first failure, 0 while all is well */
 } writer_output;
 
-/* A write in progress (between gguf_writer_begin and finish/abort). */
+/* A write in progress (between ggtk_writer_begin and finish/abort). */
 typedef struct writer_stream {
     bool active;
     char *path;            /* the target */
@@ -42,7 +42,7 @@ typedef struct writer_stream {
     uint64_t data_left;    /* bytes of tensor data (without padding) still expected */
 } writer_stream;
 
-struct gguf_writer {
+struct ggtk_writer {
     uint32_t version;
     uint32_t alignment; /* general.alignment, or the default */
 
@@ -51,7 +51,7 @@ struct gguf_writer {
     int64_t kv_capacity;
     uint64_t kv_bytes; /* sum of kvs[].bytes */
 
-    gguf_tensor_info *tensors; /* names owned; data always NULL */
+    ggtk_tensor_info *tensors; /* names owned; data always NULL */
     int64_t n_tensors;
     int64_t tensor_capacity;
     uint64_t data_offset; /* where the data section starts in the file */
@@ -64,30 +64,30 @@ struct gguf_writer {
 
 /* Check `value` (type codes, nested element types, bool bytes, sizes) and deep-copy it into
  * *copy. On failure nothing is allocated and *copy is zeroed. */
-gguf_status writer_value_copy(gguf_value *copy, const gguf_value *value);
+ggtk_status writer_value_copy(ggtk_value *copy, const ggtk_value *value);
 /* Free what writer_value_copy() allocated for `value` (not `value` itself). */
-void writer_value_free(gguf_value *value);
+void writer_value_free(ggtk_value *value);
 /* On-disk size of the value's payload (without its type code); false on overflow. */
-bool writer_value_payload_bytes(const gguf_value *value, uint64_t *bytes);
+bool writer_value_payload_bytes(const ggtk_value *value, uint64_t *bytes);
 /* Append the value's type code and payload to `out`. */
-void writer_value_serialize(writer_output *out, const gguf_value *value);
+void writer_value_serialize(writer_output *out, const ggtk_value *value);
 /* Append a GGUF string (uint64 length, then the bytes). */
 void writer_string_serialize(writer_output *out, const char *data, uint64_t len);
 
 /* ---- tensor table (gguf_writer_tensors.c) ---- */
 
 /* Recompute info offsets and data offsets of tensors [first, n_tensors), the data section's
- * start and size. Returns GGUF_ERR_OVERFLOW (changing nothing) when a size does not fit. */
-gguf_status writer_layout(gguf_writer *writer, int64_t first);
+ * start and size. Returns GGTK_ERR_OVERFLOW (changing nothing) when a size does not fit. */
+ggtk_status writer_layout(ggtk_writer *writer, int64_t first);
 /* Index of tensor `name` or -1. */
-int64_t writer_find_tensor(const gguf_writer *writer, const char *name);
+int64_t writer_find_tensor(const ggtk_writer *writer, const char *name);
 /* Free the tensor names and the table. */
-void writer_tensors_free(gguf_writer *writer);
+void writer_tensors_free(ggtk_writer *writer);
 
 /* ---- metadata (gguf_writer_metadata.c) ---- */
 
 /* Free every pair and the table. */
-void writer_kvs_free(gguf_writer *writer);
+void writer_kvs_free(ggtk_writer *writer);
 
 /* ---- buffered output (gguf_writer_output.c) ---- */
 
@@ -108,7 +108,7 @@ void writer_output_close(writer_output *out);
 
 /* Append the whole header: fixed fields, pairs, tensor infos and the padding up to the data
  * section. */
-void writer_header_serialize(const gguf_writer *writer, writer_output *out);
+void writer_header_serialize(const ggtk_writer *writer, writer_output *out);
 
 /* Bytes of padding that bring `offset` up to a multiple of `alignment` (a power of two). */
 static inline uint64_t writer_padding(uint64_t offset, uint32_t alignment)

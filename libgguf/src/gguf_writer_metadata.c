@@ -8,7 +8,7 @@
 
 static const char alignment_key[] = "general.alignment";
 
-static int64_t find_key(const gguf_writer *writer, const char *key)
+static int64_t find_key(const ggtk_writer *writer, const char *key)
 {
     for (int64_t i = 0; i < writer->n_kvs; i++)
         if (strcmp(writer->kvs[i].key, key) == 0)
@@ -16,7 +16,7 @@ static int64_t find_key(const gguf_writer *writer, const char *key)
     return -1;
 }
 
-static bool reserve_kv(gguf_writer *writer)
+static bool reserve_kv(ggtk_writer *writer)
 {
     if (writer->n_kvs < writer->kv_capacity)
         return true;
@@ -29,7 +29,7 @@ static bool reserve_kv(gguf_writer *writer)
     return true;
 }
 
-void writer_kvs_free(gguf_writer *writer)
+void writer_kvs_free(ggtk_writer *writer)
 {
     for (int64_t i = 0; i < writer->n_kvs; i++) {
         free(writer->kvs[i].key);
@@ -41,33 +41,33 @@ void writer_kvs_free(gguf_writer *writer)
 }
 
 /* The alignment `value` would set for the data section, or 0 when it is not a valid one. */
-static uint32_t alignment_from(const gguf_value *value)
+static uint32_t alignment_from(const ggtk_value *value)
 {
-    if (value->type != GGUF_VALUE_UINT32)
+    if (value->type != GGTK_VALUE_UINT32)
         return 0;
     uint32_t alignment = value->v.u32;
     return alignment != 0 && (alignment & (alignment - 1)) == 0 ? alignment : 0;
 }
 
 /* Size of the pair on disk: key string, type code, payload. */
-static gguf_status pair_bytes(const char *key, const gguf_value *value, uint64_t *bytes)
+static ggtk_status pair_bytes(const char *key, const ggtk_value *value, uint64_t *bytes)
 {
     uint64_t payload;
     if (!writer_value_payload_bytes(value, &payload) ||
         __builtin_add_overflow(payload, 8 + strlen(key) + 4, bytes))
-        return GGUF_ERR_OVERFLOW;
-    return GGUF_OK;
+        return GGTK_ERR_OVERFLOW;
+    return GGTK_OK;
 }
 
 /* Switch to the new header size and alignment if the layout still fits; else change nothing. */
-static gguf_status relayout(gguf_writer *writer, uint64_t kv_bytes, uint32_t alignment)
+static ggtk_status relayout(ggtk_writer *writer, uint64_t kv_bytes, uint32_t alignment)
 {
     uint64_t old_kv_bytes = writer->kv_bytes;
     uint32_t old_alignment = writer->alignment;
     writer->kv_bytes = kv_bytes;
     writer->alignment = alignment;
-    gguf_status status = writer_layout(writer, 0);
-    if (status != GGUF_OK) {
+    ggtk_status status = writer_layout(writer, 0);
+    if (status != GGTK_OK) {
         writer->kv_bytes = old_kv_bytes;
         writer->alignment = old_alignment;
     }
@@ -75,15 +75,15 @@ static gguf_status relayout(gguf_writer *writer, uint64_t kv_bytes, uint32_t ali
 }
 
 /* Puts `pair` at `index` (== n_kvs to append), freeing the pair it replaces. */
-static gguf_status store_pair(gguf_writer *writer, int64_t index, writer_kv pair,
+static ggtk_status store_pair(ggtk_writer *writer, int64_t index, writer_kv pair,
                               uint32_t alignment)
 {
     bool append = index == writer->n_kvs;
     uint64_t kv_bytes = writer->kv_bytes - (append ? 0 : writer->kvs[index].bytes);
     if (__builtin_add_overflow(kv_bytes, pair.bytes, &kv_bytes))
-        return GGUF_ERR_OVERFLOW;
-    gguf_status status = relayout(writer, kv_bytes, alignment);
-    if (status != GGUF_OK)
+        return GGTK_ERR_OVERFLOW;
+    ggtk_status status = relayout(writer, kv_bytes, alignment);
+    if (status != GGTK_OK)
         return status;
     if (append) {
         writer->n_kvs++;
@@ -92,121 +92,121 @@ static gguf_status store_pair(gguf_writer *writer, int64_t index, writer_kv pair
         writer_value_free(&writer->kvs[index].value);
     }
     writer->kvs[index] = pair;
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
-gguf_status gguf_writer_set(gguf_writer *writer, const char *key, const gguf_value *value)
+ggtk_status ggtk_writer_set(ggtk_writer *writer, const char *key, const ggtk_value *value)
 {
     if (!writer || !key || !*key || !value || writer->stream.active)
-        return GGUF_ERR_USAGE;
+        return GGTK_ERR_USAGE;
     uint32_t alignment = writer->alignment;
     if (strcmp(key, alignment_key) == 0 && (alignment = alignment_from(value)) == 0)
-        return GGUF_ERR_INVALID;
+        return GGTK_ERR_INVALID;
     int64_t index = find_key(writer, key);
     if (index < 0 && !reserve_kv(writer))
-        return GGUF_ERR_NOMEM;
+        return GGTK_ERR_NOMEM;
     writer_kv pair = {0};
-    gguf_status status = writer_value_copy(&pair.value, value);
-    if (status == GGUF_OK)
+    ggtk_status status = writer_value_copy(&pair.value, value);
+    if (status == GGTK_OK)
         status = pair_bytes(key, &pair.value, &pair.bytes);
-    if (status == GGUF_OK && !(pair.key = strdup(key)))
-        status = GGUF_ERR_NOMEM;
-    if (status == GGUF_OK)
+    if (status == GGTK_OK && !(pair.key = strdup(key)))
+        status = GGTK_ERR_NOMEM;
+    if (status == GGTK_OK)
         status = store_pair(writer, index < 0 ? writer->n_kvs : index, pair, alignment);
-    if (status != GGUF_OK) {
+    if (status != GGTK_OK) {
         free(pair.key);
         writer_value_free(&pair.value);
     }
     return status;
 }
 
-gguf_status gguf_writer_remove(gguf_writer *writer, const char *key)
+ggtk_status ggtk_writer_remove(ggtk_writer *writer, const char *key)
 {
     if (!writer || !key || writer->stream.active)
-        return GGUF_ERR_USAGE;
+        return GGTK_ERR_USAGE;
     int64_t index = find_key(writer, key);
     if (index < 0)
-        return GGUF_ERR_NOT_FOUND;
+        return GGTK_ERR_NOT_FOUND;
     writer_kv *pair = &writer->kvs[index];
     uint32_t alignment =
-        strcmp(key, alignment_key) == 0 ? GGUF_DEFAULT_ALIGNMENT : writer->alignment;
-    gguf_status status = relayout(writer, writer->kv_bytes - pair->bytes, alignment);
-    if (status != GGUF_OK)
+        strcmp(key, alignment_key) == 0 ? GGTK_DEFAULT_ALIGNMENT : writer->alignment;
+    ggtk_status status = relayout(writer, writer->kv_bytes - pair->bytes, alignment);
+    if (status != GGTK_OK)
         return status;
     free(pair->key);
     writer_value_free(&pair->value);
     memmove(pair, pair + 1, (size_t)(writer->n_kvs - index - 1) * sizeof *pair);
     writer->n_kvs--;
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
-gguf_status gguf_writer_set_u32(gguf_writer *writer, const char *key, uint32_t value)
+ggtk_status ggtk_writer_set_u32(ggtk_writer *writer, const char *key, uint32_t value)
 {
-    gguf_value v = {.type = GGUF_VALUE_UINT32, .v.u32 = value};
-    return gguf_writer_set(writer, key, &v);
+    ggtk_value v = {.type = GGTK_VALUE_UINT32, .v.u32 = value};
+    return ggtk_writer_set(writer, key, &v);
 }
 
-gguf_status gguf_writer_set_i32(gguf_writer *writer, const char *key, int32_t value)
+ggtk_status ggtk_writer_set_i32(ggtk_writer *writer, const char *key, int32_t value)
 {
-    gguf_value v = {.type = GGUF_VALUE_INT32, .v.i32 = value};
-    return gguf_writer_set(writer, key, &v);
+    ggtk_value v = {.type = GGTK_VALUE_INT32, .v.i32 = value};
+    return ggtk_writer_set(writer, key, &v);
 }
 
-gguf_status gguf_writer_set_u64(gguf_writer *writer, const char *key, uint64_t value)
+ggtk_status ggtk_writer_set_u64(ggtk_writer *writer, const char *key, uint64_t value)
 {
-    gguf_value v = {.type = GGUF_VALUE_UINT64, .v.u64 = value};
-    return gguf_writer_set(writer, key, &v);
+    ggtk_value v = {.type = GGTK_VALUE_UINT64, .v.u64 = value};
+    return ggtk_writer_set(writer, key, &v);
 }
 
-gguf_status gguf_writer_set_f32(gguf_writer *writer, const char *key, float value)
+ggtk_status ggtk_writer_set_f32(ggtk_writer *writer, const char *key, float value)
 {
-    gguf_value v = {.type = GGUF_VALUE_FLOAT32, .v.f32 = value};
-    return gguf_writer_set(writer, key, &v);
+    ggtk_value v = {.type = GGTK_VALUE_FLOAT32, .v.f32 = value};
+    return ggtk_writer_set(writer, key, &v);
 }
 
-gguf_status gguf_writer_set_bool(gguf_writer *writer, const char *key, bool value)
+ggtk_status ggtk_writer_set_bool(ggtk_writer *writer, const char *key, bool value)
 {
-    gguf_value v = {.type = GGUF_VALUE_BOOL, .v.b = value};
-    return gguf_writer_set(writer, key, &v);
+    ggtk_value v = {.type = GGTK_VALUE_BOOL, .v.b = value};
+    return ggtk_writer_set(writer, key, &v);
 }
 
-gguf_status gguf_writer_set_string(gguf_writer *writer, const char *key, const char *value)
+ggtk_status ggtk_writer_set_string(ggtk_writer *writer, const char *key, const char *value)
 {
     if (!value)
-        return GGUF_ERR_USAGE;
-    gguf_value v = {.type = GGUF_VALUE_STRING, .v.str = {strlen(value), value}};
-    return gguf_writer_set(writer, key, &v);
+        return GGTK_ERR_USAGE;
+    ggtk_value v = {.type = GGTK_VALUE_STRING, .v.str = {strlen(value), value}};
+    return ggtk_writer_set(writer, key, &v);
 }
 
-gguf_status gguf_writer_set_array(gguf_writer *writer, const char *key, gguf_value_type elem_type,
+ggtk_status ggtk_writer_set_array(ggtk_writer *writer, const char *key, ggtk_value_type elem_type,
                                   uint64_t count, const void *data)
 {
-    if (elem_type == GGUF_VALUE_STRING || elem_type == GGUF_VALUE_ARRAY)
-        return GGUF_ERR_USAGE;
-    gguf_value v = {.type = GGUF_VALUE_ARRAY, .v.arr = {elem_type, count, data}};
-    return gguf_writer_set(writer, key, &v);
+    if (elem_type == GGTK_VALUE_STRING || elem_type == GGTK_VALUE_ARRAY)
+        return GGTK_ERR_USAGE;
+    ggtk_value v = {.type = GGTK_VALUE_ARRAY, .v.arr = {elem_type, count, data}};
+    return ggtk_writer_set(writer, key, &v);
 }
 
-gguf_status gguf_writer_set_string_array(gguf_writer *writer, const char *key,
+ggtk_status ggtk_writer_set_string_array(ggtk_writer *writer, const char *key,
                                          const char *const *strings, uint64_t count)
 {
     if (count > 0 && !strings)
-        return GGUF_ERR_USAGE;
-    if (count > SIZE_MAX / sizeof(gguf_string))
-        return GGUF_ERR_OVERFLOW;
-    gguf_string *views = malloc(count ? (size_t)count * sizeof *views : 1);
+        return GGTK_ERR_USAGE;
+    if (count > SIZE_MAX / sizeof(ggtk_string))
+        return GGTK_ERR_OVERFLOW;
+    ggtk_string *views = malloc(count ? (size_t)count * sizeof *views : 1);
     if (!views)
-        return GGUF_ERR_NOMEM;
-    gguf_status status = GGUF_OK;
-    for (uint64_t i = 0; i < count && status == GGUF_OK; i++) {
+        return GGTK_ERR_NOMEM;
+    ggtk_status status = GGTK_OK;
+    for (uint64_t i = 0; i < count && status == GGTK_OK; i++) {
         if (!strings[i])
-            status = GGUF_ERR_USAGE;
+            status = GGTK_ERR_USAGE;
         else
-            views[i] = (gguf_string){strlen(strings[i]), strings[i]};
+            views[i] = (ggtk_string){strlen(strings[i]), strings[i]};
     }
-    gguf_value v = {.type = GGUF_VALUE_ARRAY, .v.arr = {GGUF_VALUE_STRING, count, views}};
-    if (status == GGUF_OK)
-        status = gguf_writer_set(writer, key, &v);
+    ggtk_value v = {.type = GGTK_VALUE_ARRAY, .v.arr = {GGTK_VALUE_STRING, count, views}};
+    if (status == GGTK_OK)
+        status = ggtk_writer_set(writer, key, &v);
     free(views);
     return status;
 }

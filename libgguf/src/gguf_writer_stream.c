@@ -61,7 +61,7 @@ static void stream_release(writer_stream *stream)
     stream->out.fd = -1;
 }
 
-void gguf_writer_abort(gguf_writer *writer)
+void ggtk_writer_abort(ggtk_writer *writer)
 {
     if (!writer || !writer->stream.active)
         return;
@@ -73,95 +73,95 @@ void gguf_writer_abort(gguf_writer *writer)
 }
 
 /* Abandon the write and report why; the message is built before the paths are freed. */
-__attribute__((format(printf, 4, 5))) static gguf_status
-stream_fail(gguf_writer *writer, gguf_error *err, gguf_status status, const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static ggtk_status
+stream_fail(ggtk_writer *writer, ggtk_error *err, ggtk_status status, const char *fmt, ...)
 {
     char message[400];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
-    gguf_fail(err, status, writer->stream.path, UINT64_MAX, "%s", message);
-    gguf_writer_abort(writer);
+    ggtk_fail(err, status, writer->stream.path, UINT64_MAX, "%s", message);
+    ggtk_writer_abort(writer);
     return status;
 }
 
-static gguf_status stream_io_fail(gguf_writer *writer, gguf_error *err, const char *what, int code)
+static ggtk_status stream_io_fail(ggtk_writer *writer, ggtk_error *err, const char *what, int code)
 {
-    return stream_fail(writer, err, GGUF_ERR_IO, "%s %s: %s", what, writer->stream.temp_path,
+    return stream_fail(writer, err, GGTK_ERR_IO, "%s %s: %s", what, writer->stream.temp_path,
                        strerror(code));
 }
 
 /* Create the temporary file with the target's future permissions. */
-static gguf_status open_temp(gguf_writer *writer, gguf_error *err)
+static ggtk_status open_temp(ggtk_writer *writer, ggtk_error *err)
 {
     writer_stream *stream = &writer->stream;
     int fd = mkostemps(stream->temp_path, 4, O_CLOEXEC);
     if (fd < 0) {
         int code = errno;
         char *directory = directory_of(stream->path);
-        gguf_fail(err, GGUF_ERR_IO, stream->path, UINT64_MAX,
+        ggtk_fail(err, GGTK_ERR_IO, stream->path, UINT64_MAX,
                   "cannot create a temporary file in %s: %s", directory ? directory : "?",
                   strerror(code));
         free(directory);
         stream_release(stream);
-        return GGUF_ERR_IO;
+        return GGTK_ERR_IO;
     }
     stream->out.fd = fd;
     stream->active = true;
     if (fchmod(fd, new_file_mode()) != 0)
         return stream_io_fail(writer, err, "cannot set permissions of", errno);
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
-gguf_status gguf_writer_begin(gguf_writer *writer, const char *path, gguf_error *err)
+ggtk_status ggtk_writer_begin(ggtk_writer *writer, const char *path, ggtk_error *err)
 {
     if (!writer || !path || !*path)
-        return gguf_fail(err, GGUF_ERR_USAGE, path, UINT64_MAX, "no writer or no output path");
+        return ggtk_fail(err, GGTK_ERR_USAGE, path, UINT64_MAX, "no writer or no output path");
     if (writer->stream.active)
-        return gguf_fail(err, GGUF_ERR_USAGE, path, UINT64_MAX,
+        return ggtk_fail(err, GGTK_ERR_USAGE, path, UINT64_MAX,
                          "a write to %s is already in progress", writer->stream.path);
     if (path[strlen(path) - 1] == '/')
-        return gguf_fail(err, GGUF_ERR_USAGE, path, UINT64_MAX, "output path names a directory");
+        return ggtk_fail(err, GGTK_ERR_USAGE, path, UINT64_MAX, "output path names a directory");
     writer_stream *stream = &writer->stream;
     stream->path = strdup(path);
     stream->temp_path = temp_template(path);
     if (!stream->path || !stream->temp_path || !writer_output_open(&stream->out, -1)) {
         stream_release(stream);
-        return gguf_fail(err, GGUF_ERR_NOMEM, path, UINT64_MAX, "out of memory");
+        return ggtk_fail(err, GGTK_ERR_NOMEM, path, UINT64_MAX, "out of memory");
     }
-    gguf_status status = open_temp(writer, err);
-    if (status != GGUF_OK)
+    ggtk_status status = open_temp(writer, err);
+    if (status != GGTK_OK)
         return status;
     for (int64_t i = 0; i < writer->n_tensors; i++)
         stream->data_left += writer->tensors[i].size;
     writer_header_serialize(writer, &stream->out);
     if (stream->out.error)
         return stream_io_fail(writer, err, "cannot write", stream->out.error);
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
-const char *gguf_writer_temp_path(const gguf_writer *writer)
+const char *ggtk_writer_temp_path(const ggtk_writer *writer)
 {
     return writer && writer->stream.active ? writer->stream.temp_path : NULL;
 }
 
-gguf_status gguf_writer_write_data(gguf_writer *writer, const void *data, size_t size,
-                                   gguf_error *err)
+ggtk_status ggtk_writer_write_data(ggtk_writer *writer, const void *data, size_t size,
+                                   ggtk_error *err)
 {
     if (!writer || !writer->stream.active)
-        return gguf_fail(err, GGUF_ERR_USAGE, NULL, UINT64_MAX, "no write in progress");
+        return ggtk_fail(err, GGTK_ERR_USAGE, NULL, UINT64_MAX, "no write in progress");
     writer_stream *stream = &writer->stream;
     if (size > 0 && !data)
-        return stream_fail(writer, err, GGUF_ERR_USAGE, "tensor data pointer is NULL");
+        return stream_fail(writer, err, GGTK_ERR_USAGE, "tensor data pointer is NULL");
     if (size > stream->data_left)
-        return stream_fail(writer, err, GGUF_ERR_USAGE,
+        return stream_fail(writer, err, GGTK_ERR_USAGE,
                            "%zu bytes of tensor data given where only %llu remain", size,
                            (unsigned long long)stream->data_left);
     stream->data_left -= size;
     const unsigned char *bytes = data;
     while (size > 0) {
-        const gguf_tensor_info *tensor = &writer->tensors[stream->tensor];
+        const ggtk_tensor_info *tensor = &writer->tensors[stream->tensor];
         uint64_t room = tensor->size - stream->tensor_done;
         size_t chunk = size < room ? size : (size_t)room;
         writer_output_bytes(&stream->out, bytes, chunk);
@@ -176,7 +176,7 @@ gguf_status gguf_writer_write_data(gguf_writer *writer, const void *data, size_t
     }
     if (stream->out.error)
         return stream_io_fail(writer, err, "cannot write", stream->out.error);
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
 /* Make the rename durable. Filesystems that cannot sync a directory say EINVAL; that is fine. */
@@ -194,14 +194,14 @@ static int sync_directory(const char *path)
     return code;
 }
 
-gguf_status gguf_writer_finish(gguf_writer *writer, gguf_error *err)
+ggtk_status ggtk_writer_finish(ggtk_writer *writer, ggtk_error *err)
 {
     if (!writer || !writer->stream.active)
-        return gguf_fail(err, GGUF_ERR_USAGE, NULL, UINT64_MAX, "no write in progress");
+        return ggtk_fail(err, GGTK_ERR_USAGE, NULL, UINT64_MAX, "no write in progress");
     writer_stream *stream = &writer->stream;
     if (stream->tensor < writer->n_tensors) {
-        const gguf_tensor_info *tensor = &writer->tensors[stream->tensor];
-        return stream_fail(writer, err, GGUF_ERR_USAGE,
+        const ggtk_tensor_info *tensor = &writer->tensors[stream->tensor];
+        return stream_fail(writer, err, GGTK_ERR_USAGE,
                            "tensor '%s' got %llu of its %llu bytes", tensor->name,
                            (unsigned long long)stream->tensor_done,
                            (unsigned long long)tensor->size);
@@ -218,8 +218,8 @@ gguf_status gguf_writer_finish(gguf_writer *writer, gguf_error *err)
         return stream_io_fail(writer, err, "cannot rename", errno);
     int code = sync_directory(stream->path);
     if (code != 0)
-        gguf_fail(err, GGUF_ERR_IO, stream->path, UINT64_MAX,
+        ggtk_fail(err, GGTK_ERR_IO, stream->path, UINT64_MAX,
                   "file written but its directory could not be synced: %s", strerror(code));
     stream_release(stream);
-    return code == 0 ? GGUF_OK : GGUF_ERR_IO;
+    return code == 0 ? GGTK_OK : GGTK_ERR_IO;
 }

@@ -5,36 +5,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool is_fixed_size(gguf_value_type type)
+static bool is_fixed_size(ggtk_value_type type)
 {
-    return gguf_value_type_size(type) != 0;
+    return ggtk_value_type_size(type) != 0;
 }
 
-static gguf_status string_copy(gguf_string *copy, const gguf_string *string)
+static ggtk_status string_copy(ggtk_string *copy, const ggtk_string *string)
 {
     if (string->len > 0 && !string->data)
-        return GGUF_ERR_USAGE;
+        return GGTK_ERR_USAGE;
     if (string->len >= SIZE_MAX)
-        return GGUF_ERR_OVERFLOW;
+        return GGTK_ERR_OVERFLOW;
     char *data = malloc((size_t)string->len + 1);
     if (!data)
-        return GGUF_ERR_NOMEM;
+        return GGTK_ERR_NOMEM;
     if (string->len > 0)
         memcpy(data, string->data, (size_t)string->len);
     data[string->len] = '\0';
     copy->len = string->len;
     copy->data = data;
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
-static void array_free(gguf_array *array)
+static void array_free(ggtk_array *array)
 {
-    if (array->elem_type == GGUF_VALUE_STRING) {
-        const gguf_string *strings = array->data;
+    if (array->elem_type == GGTK_VALUE_STRING) {
+        const ggtk_string *strings = array->data;
         for (uint64_t i = 0; strings && i < array->count; i++)
             free((void *)strings[i].data);
-    } else if (array->elem_type == GGUF_VALUE_ARRAY) {
-        gguf_value *nested = (gguf_value *)array->data;
+    } else if (array->elem_type == GGTK_VALUE_ARRAY) {
+        ggtk_value *nested = (ggtk_value *)array->data;
         for (uint64_t i = 0; nested && i < array->count; i++)
             array_free(&nested[i].v.arr);
     }
@@ -44,130 +44,130 @@ static void array_free(gguf_array *array)
 }
 
 /* Packed elements; bools must be 0 or 1 so that every reader sees the same value. */
-static gguf_status fixed_elements_copy(gguf_array *copy, const gguf_array *array)
+static ggtk_status fixed_elements_copy(ggtk_array *copy, const ggtk_array *array)
 {
-    size_t size = gguf_value_type_size(array->elem_type);
+    size_t size = ggtk_value_type_size(array->elem_type);
     size_t bytes;
     if (array->count > SIZE_MAX || __builtin_mul_overflow((size_t)array->count, size, &bytes))
-        return GGUF_ERR_OVERFLOW;
-    if (array->elem_type == GGUF_VALUE_BOOL) {
+        return GGTK_ERR_OVERFLOW;
+    if (array->elem_type == GGTK_VALUE_BOOL) {
         const uint8_t *flags = array->data;
         for (size_t i = 0; i < bytes; i++)
             if (flags[i] > 1)
-                return GGUF_ERR_INVALID;
+                return GGTK_ERR_INVALID;
     }
     void *data = malloc(bytes ? bytes : 1);
     if (!data)
-        return GGUF_ERR_NOMEM;
+        return GGTK_ERR_NOMEM;
     if (bytes)
         memcpy(data, array->data, bytes);
     copy->data = data;
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
 /* Copies element by element; on failure `copy` holds the elements done so far for the caller
  * to free with array_free(). */
-static gguf_status array_copy(gguf_array *copy, const gguf_array *array);
+static ggtk_status array_copy(ggtk_array *copy, const ggtk_array *array);
 
-static gguf_status compound_elements_copy(gguf_array *copy, const gguf_array *array)
+static ggtk_status compound_elements_copy(ggtk_array *copy, const ggtk_array *array)
 {
-    bool strings = array->elem_type == GGUF_VALUE_STRING;
-    size_t size = strings ? sizeof(gguf_string) : sizeof(gguf_value);
+    bool strings = array->elem_type == GGTK_VALUE_STRING;
+    size_t size = strings ? sizeof(ggtk_string) : sizeof(ggtk_value);
     if (array->count > SIZE_MAX / size)
-        return GGUF_ERR_OVERFLOW;
+        return GGTK_ERR_OVERFLOW;
     void *data = calloc(array->count ? (size_t)array->count : 1, size);
     if (!data)
-        return GGUF_ERR_NOMEM;
+        return GGTK_ERR_NOMEM;
     copy->data = data;
     for (uint64_t i = 0; i < array->count; i++) {
-        gguf_status status;
+        ggtk_status status;
         if (strings) {
-            status = string_copy((gguf_string *)data + i, (const gguf_string *)array->data + i);
+            status = string_copy((ggtk_string *)data + i, (const ggtk_string *)array->data + i);
         } else {
-            const gguf_value *element = (const gguf_value *)array->data + i;
-            gguf_value *element_copy = (gguf_value *)data + i;
-            if (element->type != GGUF_VALUE_ARRAY)
-                return GGUF_ERR_INVALID;
-            element_copy->type = GGUF_VALUE_ARRAY;
+            const ggtk_value *element = (const ggtk_value *)array->data + i;
+            ggtk_value *element_copy = (ggtk_value *)data + i;
+            if (element->type != GGTK_VALUE_ARRAY)
+                return GGTK_ERR_INVALID;
+            element_copy->type = GGTK_VALUE_ARRAY;
             status = array_copy(&element_copy->v.arr, &element->v.arr);
         }
-        if (status != GGUF_OK)
+        if (status != GGTK_OK)
             return status;
         copy->count = i + 1;
     }
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
-static gguf_status array_copy(gguf_array *copy, const gguf_array *array)
+static ggtk_status array_copy(ggtk_array *copy, const ggtk_array *array)
 {
     copy->elem_type = array->elem_type;
     copy->count = 0;
     copy->data = NULL;
-    if ((unsigned)array->elem_type >= GGUF_VALUE_TYPE_COUNT)
-        return GGUF_ERR_INVALID;
+    if ((unsigned)array->elem_type >= GGTK_VALUE_TYPE_COUNT)
+        return GGTK_ERR_INVALID;
     if (array->count > 0 && !array->data)
-        return GGUF_ERR_USAGE;
+        return GGTK_ERR_USAGE;
     if (is_fixed_size(array->elem_type)) {
-        gguf_status status = fixed_elements_copy(copy, array);
-        if (status == GGUF_OK)
+        ggtk_status status = fixed_elements_copy(copy, array);
+        if (status == GGTK_OK)
             copy->count = array->count;
         return status;
     }
-    gguf_status status = compound_elements_copy(copy, array);
-    if (status != GGUF_OK)
+    ggtk_status status = compound_elements_copy(copy, array);
+    if (status != GGTK_OK)
         array_free(copy);
     return status;
 }
 
-gguf_status writer_value_copy(gguf_value *copy, const gguf_value *value)
+ggtk_status writer_value_copy(ggtk_value *copy, const ggtk_value *value)
 {
     memset(copy, 0, sizeof *copy);
     if (!value)
-        return GGUF_ERR_USAGE;
-    gguf_status status = GGUF_OK;
-    if (value->type == GGUF_VALUE_STRING)
+        return GGTK_ERR_USAGE;
+    ggtk_status status = GGTK_OK;
+    if (value->type == GGTK_VALUE_STRING)
         status = string_copy(&copy->v.str, &value->v.str);
-    else if (value->type == GGUF_VALUE_ARRAY)
+    else if (value->type == GGTK_VALUE_ARRAY)
         status = array_copy(&copy->v.arr, &value->v.arr);
     else if (is_fixed_size(value->type))
         copy->v = value->v;
     else
-        status = GGUF_ERR_INVALID;
-    if (status != GGUF_OK) {
+        status = GGTK_ERR_INVALID;
+    if (status != GGTK_OK) {
         memset(copy, 0, sizeof *copy);
         return status;
     }
     copy->type = value->type;
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
-void writer_value_free(gguf_value *value)
+void writer_value_free(ggtk_value *value)
 {
-    if (value->type == GGUF_VALUE_STRING)
+    if (value->type == GGTK_VALUE_STRING)
         free((void *)value->v.str.data);
-    else if (value->type == GGUF_VALUE_ARRAY)
+    else if (value->type == GGTK_VALUE_ARRAY)
         array_free(&value->v.arr);
     memset(value, 0, sizeof *value);
 }
 
 /* Element type, count, then the elements. */
-static bool array_payload_bytes(const gguf_array *array, uint64_t *bytes)
+static bool array_payload_bytes(const ggtk_array *array, uint64_t *bytes)
 {
     uint64_t total = 4 + 8;
     if (is_fixed_size(array->elem_type)) {
         uint64_t elements;
-        if (__builtin_mul_overflow(array->count, (uint64_t)gguf_value_type_size(array->elem_type),
+        if (__builtin_mul_overflow(array->count, (uint64_t)ggtk_value_type_size(array->elem_type),
                                    &elements))
             return false;
         return !__builtin_add_overflow(total, elements, bytes);
     }
     for (uint64_t i = 0; i < array->count; i++) {
         uint64_t element;
-        if (array->elem_type == GGUF_VALUE_STRING) {
-            const gguf_string *string = (const gguf_string *)array->data + i;
+        if (array->elem_type == GGTK_VALUE_STRING) {
+            const ggtk_string *string = (const ggtk_string *)array->data + i;
             if (__builtin_add_overflow(string->len, 8, &element))
                 return false;
-        } else if (!array_payload_bytes(&((const gguf_value *)array->data)[i].v.arr, &element)) {
+        } else if (!array_payload_bytes(&((const ggtk_value *)array->data)[i].v.arr, &element)) {
             return false;
         }
         if (__builtin_add_overflow(total, element, &total))
@@ -177,13 +177,13 @@ static bool array_payload_bytes(const gguf_array *array, uint64_t *bytes)
     return true;
 }
 
-bool writer_value_payload_bytes(const gguf_value *value, uint64_t *bytes)
+bool writer_value_payload_bytes(const ggtk_value *value, uint64_t *bytes)
 {
-    if (value->type == GGUF_VALUE_STRING)
+    if (value->type == GGTK_VALUE_STRING)
         return !__builtin_add_overflow(value->v.str.len, 8, bytes);
-    if (value->type == GGUF_VALUE_ARRAY)
+    if (value->type == GGTK_VALUE_ARRAY)
         return array_payload_bytes(&value->v.arr, bytes);
-    *bytes = gguf_value_type_size(value->type);
+    *bytes = ggtk_value_type_size(value->type);
     return true;
 }
 
@@ -193,25 +193,25 @@ void writer_string_serialize(writer_output *out, const char *data, uint64_t len)
     writer_output_bytes(out, data, (size_t)len);
 }
 
-static void scalar_serialize(writer_output *out, const gguf_value *value)
+static void scalar_serialize(writer_output *out, const ggtk_value *value)
 {
     uint32_t f32_bits;
     uint64_t f64_bits;
     switch (value->type) {
-    case GGUF_VALUE_UINT8: writer_output_le(out, value->v.u8, 1); break;
-    case GGUF_VALUE_INT8: writer_output_le(out, (uint8_t)value->v.i8, 1); break;
-    case GGUF_VALUE_UINT16: writer_output_le(out, value->v.u16, 2); break;
-    case GGUF_VALUE_INT16: writer_output_le(out, (uint16_t)value->v.i16, 2); break;
-    case GGUF_VALUE_UINT32: writer_output_le(out, value->v.u32, 4); break;
-    case GGUF_VALUE_INT32: writer_output_le(out, (uint32_t)value->v.i32, 4); break;
-    case GGUF_VALUE_BOOL: writer_output_le(out, value->v.b ? 1 : 0, 1); break;
-    case GGUF_VALUE_UINT64: writer_output_le(out, value->v.u64, 8); break;
-    case GGUF_VALUE_INT64: writer_output_le(out, (uint64_t)value->v.i64, 8); break;
-    case GGUF_VALUE_FLOAT32:
+    case GGTK_VALUE_UINT8: writer_output_le(out, value->v.u8, 1); break;
+    case GGTK_VALUE_INT8: writer_output_le(out, (uint8_t)value->v.i8, 1); break;
+    case GGTK_VALUE_UINT16: writer_output_le(out, value->v.u16, 2); break;
+    case GGTK_VALUE_INT16: writer_output_le(out, (uint16_t)value->v.i16, 2); break;
+    case GGTK_VALUE_UINT32: writer_output_le(out, value->v.u32, 4); break;
+    case GGTK_VALUE_INT32: writer_output_le(out, (uint32_t)value->v.i32, 4); break;
+    case GGTK_VALUE_BOOL: writer_output_le(out, value->v.b ? 1 : 0, 1); break;
+    case GGTK_VALUE_UINT64: writer_output_le(out, value->v.u64, 8); break;
+    case GGTK_VALUE_INT64: writer_output_le(out, (uint64_t)value->v.i64, 8); break;
+    case GGTK_VALUE_FLOAT32:
         memcpy(&f32_bits, &value->v.f32, sizeof f32_bits);
         writer_output_le(out, f32_bits, 4);
         break;
-    case GGUF_VALUE_FLOAT64:
+    case GGTK_VALUE_FLOAT64:
         memcpy(&f64_bits, &value->v.f64, sizeof f64_bits);
         writer_output_le(out, f64_bits, 8);
         break;
@@ -219,32 +219,32 @@ static void scalar_serialize(writer_output *out, const gguf_value *value)
     }
 }
 
-static void array_serialize(writer_output *out, const gguf_array *array)
+static void array_serialize(writer_output *out, const ggtk_array *array)
 {
     writer_output_u32(out, (uint32_t)array->elem_type);
     writer_output_u64(out, array->count);
     if (is_fixed_size(array->elem_type)) {
-        /* Packed arrays are little-endian already (see gguf_array). */
+        /* Packed arrays are little-endian already (see ggtk_array). */
         writer_output_bytes(out, array->data,
-                            (size_t)array->count * gguf_value_type_size(array->elem_type));
+                            (size_t)array->count * ggtk_value_type_size(array->elem_type));
         return;
     }
     for (uint64_t i = 0; i < array->count; i++) {
-        if (array->elem_type == GGUF_VALUE_STRING) {
-            const gguf_string *string = (const gguf_string *)array->data + i;
+        if (array->elem_type == GGTK_VALUE_STRING) {
+            const ggtk_string *string = (const ggtk_string *)array->data + i;
             writer_string_serialize(out, string->data, string->len);
         } else {
-            array_serialize(out, &((const gguf_value *)array->data)[i].v.arr);
+            array_serialize(out, &((const ggtk_value *)array->data)[i].v.arr);
         }
     }
 }
 
-void writer_value_serialize(writer_output *out, const gguf_value *value)
+void writer_value_serialize(writer_output *out, const ggtk_value *value)
 {
     writer_output_u32(out, (uint32_t)value->type);
-    if (value->type == GGUF_VALUE_STRING)
+    if (value->type == GGTK_VALUE_STRING)
         writer_string_serialize(out, value->v.str.data, value->v.str.len);
-    else if (value->type == GGUF_VALUE_ARRAY)
+    else if (value->type == GGTK_VALUE_ARRAY)
         array_serialize(out, &value->v.arr);
     else
         scalar_serialize(out, value);

@@ -12,11 +12,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "inf_backend.h"
-#include "inf_cpu.h"
-#include "inf_graph.h"
-#include "inf_ops.h"
-#include "inf_quant.h"
+#include <ggtk/inf_backend.h>
+#include <ggtk/inf_simd.h>
+#include <ggtk/inf_graph.h>
+#include <ggtk/inf_ops.h>
+#include <ggtk/inf_quant.h>
 
 static double now(void)
 {
@@ -43,7 +43,7 @@ static void fill_random(inf_tensor *t, unsigned seed)
  * (the machine may be shared: the best shows what the code can do, the mean what it did). Like
  * llama.cpp's test-backend-ops, one graph holds several copies of the product (writing the same
  * output memory) so starting the threads is not counted once per small product. */
-static void time_case(gguf_tensor_type type, int64_t K, int64_t M, int64_t N, int threads,
+static void time_case(ggtk_tensor_type type, int64_t K, int64_t M, int64_t N, int threads,
                       double seconds, double *best_ms, double *mean_ms)
 {
     const double ops = 2.0 * (double)K * (double)M * (double)N;
@@ -54,7 +54,7 @@ static void time_case(gguf_tensor_type type, int64_t K, int64_t M, int64_t N, in
     inf_context *outs = inf_context_new((size_t)(copies + 1) * inf_tensor_overhead() +
                                             inf_graph_overhead((size_t)copies + 2), true);
     inf_tensor *w = inf_tensor_new_2d(ctx, type, K, M);
-    inf_tensor *x = inf_tensor_new_2d(ctx, GGUF_TENSOR_F32, K, N);
+    inf_tensor *x = inf_tensor_new_2d(ctx, GGTK_TENSOR_F32, K, N);
     inf_buffer *out_memory = inf_buffer_host_new((size_t)M * (size_t)N * 4, 0);
     inf_graph *g = inf_graph_new(outs, (size_t)copies + 2); /* the weights and x are leaves */
     for (int c = 0; c < copies; c++) {
@@ -130,7 +130,7 @@ int main(int argc, char **argv)
             continue;
         }
         for (const char *t = types; next_item(&t, type_name, sizeof type_name);) {
-            int type = gguf_tensor_type_from_name(type_name);
+            int type = ggtk_tensor_type_from_name(type_name);
             if (type < 0) {
                 fprintf(stderr, "bench_matmul: unknown type %s\n", type_name);
                 return 2;
@@ -142,7 +142,7 @@ int main(int argc, char **argv)
                     return 2;
                 }
                 double best, mean, ops = 2.0 * (double)K * (double)M * (double)N;
-                time_case((gguf_tensor_type)type, K, M, N, threads, seconds, &best, &mean);
+                time_case((ggtk_tensor_type)type, K, M, N, threads, seconds, &best, &mean);
                 printf("%-6s %-7s %6lld %6lld %5lld %9.3f %9.3f %9.1f %9.1f\n", type_name, level_name,
                        K, M, (long long)N, best, mean, ops / (best * 1e6), ops / (mean * 1e6));
                 fflush(stdout);

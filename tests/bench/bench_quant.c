@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "inf_quant.h"
+#include <ggtk/inf_quant.h>
 
 typedef size_t (*ggml_quantize_chunk_fn)(int type, const float *src, void *dst, int64_t start,
                                          int64_t nrows, int64_t n_per_row, const float *imatrix);
@@ -86,7 +86,7 @@ static void ggml_quantize_threads(ggml_quantize_chunk_fn fn, int type, const flo
 }
 
 /* Best time of `reps` runs of one configuration; level < 0 runs ggml instead. */
-static double best_time(const options *o, gguf_tensor_type type, int level, int threads,
+static double best_time(const options *o, ggtk_tensor_type type, int level, int threads,
                         ggml_quantize_chunk_fn ggml, const float *x, void *q)
 {
     double best = INFINITY;
@@ -117,13 +117,13 @@ static ggml_quantize_chunk_fn load_ggml(const char *path)
     return fn;
 }
 
-static void bench_type(const options *o, gguf_tensor_type type, ggml_quantize_chunk_fn ggml,
+static void bench_type(const options *o, ggtk_tensor_type type, ggml_quantize_chunk_fn ggml,
                        const float *x, uint8_t *q, uint8_t *q_ref)
 {
-    const char *name = gguf_tensor_type_info_get(type)->name;
+    const char *name = ggtk_tensor_type_info_get(type)->name;
     const double mb = (double)o->rows * (double)o->cols * 4.0 / 1e6;
     uint64_t bytes;
-    gguf_tensor_type_bytes(type, (uint64_t)(o->rows * o->cols), &bytes);
+    ggtk_tensor_type_bytes(type, (uint64_t)(o->rows * o->cols), &bytes);
     char list[64];
     snprintf(list, sizeof list, "%s", o->threads);
     char *save = NULL;
@@ -180,12 +180,12 @@ int main(int argc, char **argv)
     printf("%-5s %-7s %7s %10s %9s\n", "type", "level", "threads", "MB/s", "ms");
     char *save = NULL;
     for (char *tok = strtok_r(o.types, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int type = gguf_tensor_type_from_name(tok);
-        if (type < 0 || !inf_type_can_quantize((gguf_tensor_type)type)) {
+        int type = ggtk_tensor_type_from_name(tok);
+        if (type < 0 || !inf_type_can_quantize((ggtk_tensor_type)type)) {
             fprintf(stderr, "bench_quant: cannot quantize to %s\n", tok);
             return 2;
         }
-        bench_type(&o, (gguf_tensor_type)type, ggml, x, q, q_ref);
+        bench_type(&o, (ggtk_tensor_type)type, ggml, x, q, q_ref);
     }
     free(x), free(q), free(q_ref);
     return 0;

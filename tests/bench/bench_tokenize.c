@@ -6,8 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "gguf.h"
-#include "inf_vocab.h"
+#include <ggtk/gguf.h>
+#include <ggtk/inf_vocab.h>
 
 static double seconds_now(void)
 {
@@ -57,15 +57,15 @@ int main(int argc, char **argv)
         }
     }
     double t0 = seconds_now();
-    gguf_error gerr;
-    gguf_file *file = gguf_open(argv[1], GGUF_OPEN_METADATA, &gerr);
+    ggtk_error gerr;
+    ggtk_file *file = ggtk_open(argv[1], GGTK_OPEN_METADATA, &gerr);
     if (!file) {
         fprintf(stderr, "%s\n", gerr.message);
         return 1;
     }
     char err[512];
     inf_vocab *vocab = inf_vocab_load(file, err, sizeof err);
-    gguf_close(file);
+    ggtk_close(file);
     if (!vocab) {
         fprintf(stderr, "%s\n", err);
         return 1;

@@ -18,7 +18,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 text="$TMP/text.txt"
 while [ "$(stat -c %s "$text" 2>/dev/null || echo 0)" -lt 2000000 ]; do
-    cat /usr/share/common-licenses/* libgguf/src/*.c libinfer/src/*/*.c 2>/dev/null >> "$text"
+    cat /usr/share/common-licenses/* libgguf/src/*.c libinfer/src/*/*.c libinfer/src/*/*/*.c 2>/dev/null >> "$text"
 done
 printf 'x' > "$TMP/tiny.txt"
 echo "text: $(stat -c %s "$text") bytes"

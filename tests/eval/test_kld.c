@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "inf_eval.h"
+#include <ggtk/inf_eval.h>
 #include "test.h"
 
 enum { N_VOCAB = 2301 }; /* odd (the row has a padding word), over two kernel blocks */

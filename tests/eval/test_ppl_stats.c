@@ -3,8 +3,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "inf_cpu.h"
-#include "inf_eval.h"
+#include <ggtk/inf_simd.h>
+#include <ggtk/inf_eval.h>
 #include "test.h"
 
 TEST(test_token_nll_of_uniform_logits_is_log_vocab)

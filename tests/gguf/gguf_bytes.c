@@ -5,17 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-void gb_init(gguf_bytes *b) { *b = (gguf_bytes){0}; }
+void gb_init(ggtk_bytes *b) { *b = (ggtk_bytes){0}; }
 
-void gb_free(gguf_bytes *b)
+void gb_free(ggtk_bytes *b)
 {
     free(b->data);
-    *b = (gguf_bytes){0};
+    *b = (ggtk_bytes){0};
 }
 
-size_t gb_pos(const gguf_bytes *b) { return b->len; }
+size_t gb_pos(const ggtk_bytes *b) { return b->len; }
 
-void gb_raw(gguf_bytes *b, const void *bytes, size_t n)
+void gb_raw(ggtk_bytes *b, const void *bytes, size_t n)
 {
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
@@ -31,9 +31,9 @@ void gb_raw(gguf_bytes *b, const void *bytes, size_t n)
     b->len += n;
 }
 
-void gb_u8(gguf_bytes *b, uint8_t v) { gb_raw(b, &v, 1); }
+void gb_u8(ggtk_bytes *b, uint8_t v) { gb_raw(b, &v, 1); }
 
-void gb_u32(gguf_bytes *b, uint32_t v)
+void gb_u32(ggtk_bytes *b, uint32_t v)
 {
     unsigned char le[4];
     for (int i = 0; i < 4; i++)
@@ -41,7 +41,7 @@ void gb_u32(gguf_bytes *b, uint32_t v)
     gb_raw(b, le, 4);
 }
 
-void gb_u64(gguf_bytes *b, uint64_t v)
+void gb_u64(ggtk_bytes *b, uint64_t v)
 {
     unsigned char le[8];
     for (int i = 0; i < 8; i++)
@@ -49,19 +49,19 @@ void gb_u64(gguf_bytes *b, uint64_t v)
     gb_raw(b, le, 8);
 }
 
-void gb_zeros(gguf_bytes *b, size_t n)
+void gb_zeros(ggtk_bytes *b, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         gb_u8(b, 0);
 }
 
-void gb_str(gguf_bytes *b, const char *s)
+void gb_str(ggtk_bytes *b, const char *s)
 {
     gb_u64(b, strlen(s));
     gb_raw(b, s, strlen(s));
 }
 
-void gb_header(gguf_bytes *b, uint32_t version, uint64_t n_tensors, uint64_t n_kv)
+void gb_header(ggtk_bytes *b, uint32_t version, uint64_t n_tensors, uint64_t n_kv)
 {
     gb_raw(b, "GGUF", 4);
     gb_u32(b, version);
@@ -69,25 +69,25 @@ void gb_header(gguf_bytes *b, uint32_t version, uint64_t n_tensors, uint64_t n_k
     gb_u64(b, n_kv);
 }
 
-void gb_key(gguf_bytes *b, const char *key, uint32_t type)
+void gb_key(ggtk_bytes *b, const char *key, uint32_t type)
 {
     gb_str(b, key);
     gb_u32(b, type);
 }
 
-void gb_kv_u32(gguf_bytes *b, const char *key, uint32_t v)
+void gb_kv_u32(ggtk_bytes *b, const char *key, uint32_t v)
 {
-    gb_key(b, key, GGUF_VALUE_UINT32);
+    gb_key(b, key, GGTK_VALUE_UINT32);
     gb_u32(b, v);
 }
 
-void gb_kv_str(gguf_bytes *b, const char *key, const char *v)
+void gb_kv_str(ggtk_bytes *b, const char *key, const char *v)
 {
-    gb_key(b, key, GGUF_VALUE_STRING);
+    gb_key(b, key, GGTK_VALUE_STRING);
     gb_str(b, v);
 }
 
-void gb_tensor(gguf_bytes *b, const char *name, uint32_t n_dims, const uint64_t *ne, uint32_t type,
+void gb_tensor(ggtk_bytes *b, const char *name, uint32_t n_dims, const uint64_t *ne, uint32_t type,
                uint64_t offset)
 {
     gb_str(b, name);
@@ -98,13 +98,13 @@ void gb_tensor(gguf_bytes *b, const char *name, uint32_t n_dims, const uint64_t 
     gb_u64(b, offset);
 }
 
-void gb_align(gguf_bytes *b, size_t alignment)
+void gb_align(ggtk_bytes *b, size_t alignment)
 {
     while (b->len % alignment)
         gb_u8(b, 0);
 }
 
-bool gb_write(const gguf_bytes *b, const char *path)
+bool gb_write(const ggtk_bytes *b, const char *path)
 {
     FILE *f = fopen(path, "wb");
     if (!f)
@@ -113,11 +113,11 @@ bool gb_write(const gguf_bytes *b, const char *path)
     return fclose(f) == 0 && ok;
 }
 
-void gb_minimal(gguf_bytes *b)
+void gb_minimal(ggtk_bytes *b)
 {
     gb_header(b, 3, 1, 0);
     uint64_t ne[1] = {8};
-    gb_tensor(b, "t", 1, ne, GGUF_TENSOR_F32, 0);
-    gb_align(b, GGUF_DEFAULT_ALIGNMENT);
+    gb_tensor(b, "t", 1, ne, GGTK_TENSOR_F32, 0);
+    gb_align(b, GGTK_DEFAULT_ALIGNMENT);
     gb_zeros(b, 8 * 4);
 }

@@ -72,74 +72,74 @@ void support_fill(unsigned char *data, size_t size, unsigned seed)
 }
 
 /* Hand `size` bytes to the writer in pieces of at most `piece` bytes. */
-static gguf_status write_in_pieces(gguf_writer *writer, const unsigned char *data, size_t size,
-                                   size_t piece, gguf_error *err)
+static ggtk_status write_in_pieces(ggtk_writer *writer, const unsigned char *data, size_t size,
+                                   size_t piece, ggtk_error *err)
 {
-    gguf_status status = GGUF_OK;
-    for (size_t done = 0; done < size && status == GGUF_OK; done += piece)
-        status = gguf_writer_write_data(writer, data + done,
+    ggtk_status status = GGTK_OK;
+    for (size_t done = 0; done < size && status == GGTK_OK; done += piece)
+        status = ggtk_writer_write_data(writer, data + done,
                                         size - done < piece ? size - done : piece, err);
     return status;
 }
 
-gguf_status support_stream_tensors(gguf_writer *writer, unsigned seed, size_t piece,
-                                   gguf_error *err)
+ggtk_status support_stream_tensors(ggtk_writer *writer, unsigned seed, size_t piece,
+                                   ggtk_error *err)
 {
-    for (int64_t i = 0; i < gguf_writer_tensor_count(writer); i++) {
-        size_t size = (size_t)gguf_writer_tensor(writer, i)->size;
+    for (int64_t i = 0; i < ggtk_writer_tensor_count(writer); i++) {
+        size_t size = (size_t)ggtk_writer_tensor(writer, i)->size;
         unsigned char *data = malloc(size);
         if (!data)
-            return GGUF_ERR_NOMEM;
+            return GGTK_ERR_NOMEM;
         support_fill(data, size, seed + (unsigned)i);
-        gguf_status status = write_in_pieces(writer, data, size, piece, err);
+        ggtk_status status = write_in_pieces(writer, data, size, piece, err);
         free(data);
-        if (status != GGUF_OK)
+        if (status != GGTK_OK)
             return status;
     }
-    return GGUF_OK;
+    return GGTK_OK;
 }
 
-static bool strings_equal(const gguf_string *a, const gguf_string *b)
+static bool strings_equal(const ggtk_string *a, const ggtk_string *b)
 {
     return a->len == b->len && memcmp(a->data, b->data, (size_t)a->len) == 0 &&
            a->data[a->len] == '\0' && b->data[b->len] == '\0';
 }
 
-static bool arrays_equal(const gguf_array *a, const gguf_array *b)
+static bool arrays_equal(const ggtk_array *a, const ggtk_array *b)
 {
     if (a->elem_type != b->elem_type || a->count != b->count)
         return false;
-    size_t size = gguf_value_type_size(a->elem_type);
+    size_t size = ggtk_value_type_size(a->elem_type);
     if (size != 0)
         return a->count == 0 || memcmp(a->data, b->data, (size_t)a->count * size) == 0;
     for (uint64_t i = 0; i < a->count; i++) {
-        bool same = a->elem_type == GGUF_VALUE_ARRAY
-                        ? support_values_equal((const gguf_value *)a->data + i,
-                                               (const gguf_value *)b->data + i)
-                        : strings_equal((const gguf_string *)a->data + i,
-                                        (const gguf_string *)b->data + i);
+        bool same = a->elem_type == GGTK_VALUE_ARRAY
+                        ? support_values_equal((const ggtk_value *)a->data + i,
+                                               (const ggtk_value *)b->data + i)
+                        : strings_equal((const ggtk_string *)a->data + i,
+                                        (const ggtk_string *)b->data + i);
         if (!same)
             return false;
     }
     return true;
 }
 
-bool support_values_equal(const gguf_value *a, const gguf_value *b)
+bool support_values_equal(const ggtk_value *a, const ggtk_value *b)
 {
     if (a->type != b->type)
         return false;
-    if (a->type == GGUF_VALUE_STRING)
+    if (a->type == GGTK_VALUE_STRING)
         return strings_equal(&a->v.str, &b->v.str);
-    if (a->type == GGUF_VALUE_ARRAY)
+    if (a->type == GGTK_VALUE_ARRAY)
         return arrays_equal(&a->v.arr, &b->v.arr);
-    return memcmp(&a->v, &b->v, gguf_value_type_size(a->type)) == 0;
+    return memcmp(&a->v, &b->v, ggtk_value_type_size(a->type)) == 0;
 }
 
 /* ---- the oracle's JSON description ---------------------------------------------------------- */
 
-int oracle_write(const char *gguf_path, const char *json_path, char **output)
+int oracle_write(const char *ggtk_path, const char *json_path, char **output)
 {
-    return test_run(output, "python3 %s write '%s' '%s'", ORACLE_SCRIPT, gguf_path, json_path);
+    return test_run(output, "python3 %s write '%s' '%s'", ORACLE_SCRIPT, ggtk_path, json_path);
 }
 
 json_t *oracle_load(const char *json_path)
@@ -153,73 +153,73 @@ json_t *oracle_load(const char *json_path)
 
 static int value_type_from_name(const char *name)
 {
-    for (int t = 0; t < GGUF_VALUE_TYPE_COUNT; t++)
-        if (strcmp(gguf_value_type_name((gguf_value_type)t), name) == 0)
+    for (int t = 0; t < GGTK_VALUE_TYPE_COUNT; t++)
+        if (strcmp(ggtk_value_type_name((ggtk_value_type)t), name) == 0)
             return t;
     return -1;
 }
 
 /* A fixed-size or string value from its description; strings point into the JSON document. */
-static bool scalar_from_json(gguf_value *value, gguf_value_type type, json_t *described)
+static bool scalar_from_json(ggtk_value *value, ggtk_value_type type, json_t *described)
 {
     memset(value, 0, sizeof *value);
     value->type = type;
     const char *digits = json_string_value(described);
     switch (type) {
-    case GGUF_VALUE_UINT8: value->v.u8 = (uint8_t)strtoul(digits, NULL, 10); break;
-    case GGUF_VALUE_INT8: value->v.i8 = (int8_t)strtol(digits, NULL, 10); break;
-    case GGUF_VALUE_UINT16: value->v.u16 = (uint16_t)strtoul(digits, NULL, 10); break;
-    case GGUF_VALUE_INT16: value->v.i16 = (int16_t)strtol(digits, NULL, 10); break;
-    case GGUF_VALUE_UINT32: value->v.u32 = (uint32_t)strtoul(digits, NULL, 10); break;
-    case GGUF_VALUE_INT32: value->v.i32 = (int32_t)strtol(digits, NULL, 10); break;
-    case GGUF_VALUE_UINT64: value->v.u64 = strtoull(digits, NULL, 10); break;
-    case GGUF_VALUE_INT64: value->v.i64 = strtoll(digits, NULL, 10); break;
-    case GGUF_VALUE_FLOAT32: value->v.f32 = (float)json_number_value(described); break;
-    case GGUF_VALUE_FLOAT64: value->v.f64 = json_number_value(described); break;
-    case GGUF_VALUE_BOOL: value->v.b = json_is_true(described); break;
-    case GGUF_VALUE_STRING:
+    case GGTK_VALUE_UINT8: value->v.u8 = (uint8_t)strtoul(digits, NULL, 10); break;
+    case GGTK_VALUE_INT8: value->v.i8 = (int8_t)strtol(digits, NULL, 10); break;
+    case GGTK_VALUE_UINT16: value->v.u16 = (uint16_t)strtoul(digits, NULL, 10); break;
+    case GGTK_VALUE_INT16: value->v.i16 = (int16_t)strtol(digits, NULL, 10); break;
+    case GGTK_VALUE_UINT32: value->v.u32 = (uint32_t)strtoul(digits, NULL, 10); break;
+    case GGTK_VALUE_INT32: value->v.i32 = (int32_t)strtol(digits, NULL, 10); break;
+    case GGTK_VALUE_UINT64: value->v.u64 = strtoull(digits, NULL, 10); break;
+    case GGTK_VALUE_INT64: value->v.i64 = strtoll(digits, NULL, 10); break;
+    case GGTK_VALUE_FLOAT32: value->v.f32 = (float)json_number_value(described); break;
+    case GGTK_VALUE_FLOAT64: value->v.f64 = json_number_value(described); break;
+    case GGTK_VALUE_BOOL: value->v.b = json_is_true(described); break;
+    case GGTK_VALUE_STRING:
         value->v.str.len = json_string_length(described);
         value->v.str.data = json_string_value(described);
         break;
     default: return false;
     }
-    return type == GGUF_VALUE_BOOL || type == GGUF_VALUE_FLOAT32 || type == GGUF_VALUE_FLOAT64 ||
+    return type == GGTK_VALUE_BOOL || type == GGTK_VALUE_FLOAT32 || type == GGTK_VALUE_FLOAT64 ||
            json_is_string(described);
 }
 
-static void array_tree_free(gguf_array *array)
+static void array_tree_free(ggtk_array *array)
 {
-    if (array->elem_type == GGUF_VALUE_ARRAY)
+    if (array->elem_type == GGTK_VALUE_ARRAY)
         for (uint64_t i = 0; i < array->count; i++)
-            array_tree_free(&((gguf_value *)array->data)[i].v.arr);
+            array_tree_free(&((ggtk_value *)array->data)[i].v.arr);
     free((void *)array->data);
 }
 
-/* {"elem_type": T, "value": [...]} as a gguf_array; free with array_tree_free(). */
-static bool array_from_json(gguf_array *array, json_t *described)
+/* {"elem_type": T, "value": [...]} as a ggtk_array; free with array_tree_free(). */
+static bool array_from_json(ggtk_array *array, json_t *described)
 {
     int elem = value_type_from_name(json_string_value(json_object_get(described, "elem_type")));
     json_t *elements = json_object_get(described, "value");
     if (elem < 0 || !json_is_array(elements))
         return false;
     size_t count = json_array_size(elements);
-    size_t size = gguf_value_type_size(elem);
-    size_t element_bytes = elem == GGUF_VALUE_STRING  ? sizeof(gguf_string)
-                           : elem == GGUF_VALUE_ARRAY ? sizeof(gguf_value)
+    size_t size = ggtk_value_type_size(elem);
+    size_t element_bytes = elem == GGTK_VALUE_STRING  ? sizeof(ggtk_string)
+                           : elem == GGTK_VALUE_ARRAY ? sizeof(ggtk_value)
                                                       : size;
     unsigned char *data = calloc(count ? count : 1, element_bytes);
-    *array = (gguf_array){(gguf_value_type)elem, 0, data};
+    *array = (ggtk_array){(ggtk_value_type)elem, 0, data};
     for (size_t i = 0; data && i < count; i++) {
         json_t *element = json_array_get(elements, i);
-        gguf_value scalar;
+        ggtk_value scalar;
         bool ok;
-        if (elem == GGUF_VALUE_ARRAY) {
-            gguf_value *nested = (gguf_value *)data + i;
-            nested->type = GGUF_VALUE_ARRAY;
+        if (elem == GGTK_VALUE_ARRAY) {
+            ggtk_value *nested = (ggtk_value *)data + i;
+            nested->type = GGTK_VALUE_ARRAY;
             ok = array_from_json(&nested->v.arr, element);
-        } else if ((ok = scalar_from_json(&scalar, (gguf_value_type)elem, element))) {
-            if (elem == GGUF_VALUE_STRING)
-                ((gguf_string *)data)[i] = scalar.v.str;
+        } else if ((ok = scalar_from_json(&scalar, (ggtk_value_type)elem, element))) {
+            if (elem == GGTK_VALUE_STRING)
+                ((ggtk_string *)data)[i] = scalar.v.str;
             else /* the union's members all start at its first byte; the host is little-endian */
                 memcpy(data + i * size, &scalar.v, size);
         }
@@ -232,22 +232,22 @@ static bool array_from_json(gguf_array *array, json_t *described)
     return data != NULL;
 }
 
-static gguf_status set_described(gguf_writer *writer, json_t *entry)
+static ggtk_status set_described(ggtk_writer *writer, json_t *entry)
 {
     const char *key = json_string_value(json_object_get(entry, "key"));
     int type = value_type_from_name(json_string_value(json_object_get(entry, "type")));
     json_t *described = json_object_get(entry, "value");
-    gguf_value value = {.type = GGUF_VALUE_ARRAY};
-    if (type == GGUF_VALUE_ARRAY) {
+    ggtk_value value = {.type = GGTK_VALUE_ARRAY};
+    if (type == GGTK_VALUE_ARRAY) {
         if (!array_from_json(&value.v.arr, described))
-            return GGUF_ERR_INVALID;
-        gguf_status status = gguf_writer_set(writer, key, &value);
+            return GGTK_ERR_INVALID;
+        ggtk_status status = ggtk_writer_set(writer, key, &value);
         array_tree_free(&value.v.arr);
         return status;
     }
-    if (type < 0 || !scalar_from_json(&value, (gguf_value_type)type, described))
-        return GGUF_ERR_INVALID;
-    return gguf_writer_set(writer, key, &value);
+    if (type < 0 || !scalar_from_json(&value, (ggtk_value_type)type, described))
+        return GGTK_ERR_INVALID;
+    return ggtk_writer_set(writer, key, &value);
 }
 
 unsigned char *oracle_tensor_data(json_t *tensor, size_t *size)
@@ -264,103 +264,103 @@ unsigned char *oracle_tensor_data(json_t *tensor, size_t *size)
     return data;
 }
 
-static gguf_status add_described_tensor(gguf_writer *writer, json_t *tensor)
+static ggtk_status add_described_tensor(ggtk_writer *writer, json_t *tensor)
 {
     json_t *shape = json_object_get(tensor, "ne");
-    uint64_t ne[GGUF_MAX_DIMS] = {0};
+    uint64_t ne[GGTK_MAX_DIMS] = {0};
     size_t n_dims = json_array_size(shape);
-    for (size_t d = 0; d < n_dims && d < GGUF_MAX_DIMS; d++)
+    for (size_t d = 0; d < n_dims && d < GGTK_MAX_DIMS; d++)
         ne[d] = (uint64_t)json_integer_value(json_array_get(shape, d));
-    int type = gguf_tensor_type_from_name(json_string_value(json_object_get(tensor, "type")));
-    return gguf_writer_add_tensor(writer, json_string_value(json_object_get(tensor, "name")),
-                                  (gguf_tensor_type)type, (uint32_t)n_dims, ne);
+    int type = ggtk_tensor_type_from_name(json_string_value(json_object_get(tensor, "type")));
+    return ggtk_writer_add_tensor(writer, json_string_value(json_object_get(tensor, "name")),
+                                  (ggtk_tensor_type)type, (uint32_t)n_dims, ne);
 }
 
-static gguf_status stream_described_tensors(gguf_writer *writer, json_t *tensors, size_t piece,
-                                            gguf_error *err)
+static ggtk_status stream_described_tensors(ggtk_writer *writer, json_t *tensors, size_t piece,
+                                            ggtk_error *err)
 {
-    gguf_status status = GGUF_OK;
-    for (size_t i = 0; i < json_array_size(tensors) && status == GGUF_OK; i++) {
+    ggtk_status status = GGTK_OK;
+    for (size_t i = 0; i < json_array_size(tensors) && status == GGTK_OK; i++) {
         size_t size;
         unsigned char *data = oracle_tensor_data(json_array_get(tensors, i), &size);
-        status = data ? write_in_pieces(writer, data, size, piece, err) : GGUF_ERR_NOMEM;
+        status = data ? write_in_pieces(writer, data, size, piece, err) : GGTK_ERR_NOMEM;
         free(data);
     }
     return status;
 }
 
-gguf_status oracle_write_with_libgguf(json_t *doc, bool include_all, const char *path,
-                                      size_t piece, gguf_error *err)
+ggtk_status oracle_write_with_libgguf(json_t *doc, bool include_all, const char *path,
+                                      size_t piece, ggtk_error *err)
 {
-    gguf_writer *writer = gguf_writer_create();
+    ggtk_writer *writer = ggtk_writer_create();
     if (!writer)
-        return GGUF_ERR_NOMEM;
-    gguf_status status = GGUF_OK;
+        return GGTK_ERR_NOMEM;
+    ggtk_status status = GGTK_OK;
     json_t *metadata = json_object_get(doc, "metadata");
     json_t *tensors = json_object_get(doc, "tensors");
-    for (size_t i = 0; i < json_array_size(metadata) && status == GGUF_OK; i++) {
+    for (size_t i = 0; i < json_array_size(metadata) && status == GGTK_OK; i++) {
         json_t *entry = json_array_get(metadata, i);
         if (include_all || json_is_true(json_object_get(entry, "gguf_py_writes")))
             status = set_described(writer, entry);
     }
-    for (size_t i = 0; i < json_array_size(tensors) && status == GGUF_OK; i++)
+    for (size_t i = 0; i < json_array_size(tensors) && status == GGTK_OK; i++)
         status = add_described_tensor(writer, json_array_get(tensors, i));
-    if (status == GGUF_OK)
-        status = gguf_writer_begin(writer, path, err);
-    if (status == GGUF_OK)
+    if (status == GGTK_OK)
+        status = ggtk_writer_begin(writer, path, err);
+    if (status == GGTK_OK)
         status = stream_described_tensors(writer, tensors, piece, err);
-    if (status == GGUF_OK)
-        status = gguf_writer_finish(writer, err);
-    gguf_writer_free(writer);
+    if (status == GGTK_OK)
+        status = ggtk_writer_finish(writer, err);
+    ggtk_writer_free(writer);
     return status;
 }
 
-static bool array_matches(const gguf_array *array, json_t *described, char *why, size_t why_size);
+static bool array_matches(const ggtk_array *array, json_t *described, char *why, size_t why_size);
 
 /* Compare one fixed-size or string value with its description, bit for bit. */
-static bool scalar_matches(const void *got, gguf_value_type type, json_t *described, char *why,
+static bool scalar_matches(const void *got, ggtk_value_type type, json_t *described, char *why,
                            size_t why_size)
 {
-    gguf_value want;
+    ggtk_value want;
     if (!scalar_from_json(&want, type, described)) {
-        snprintf(why, why_size, "bad description of a %s", gguf_value_type_name(type));
+        snprintf(why, why_size, "bad description of a %s", ggtk_value_type_name(type));
         return false;
     }
     bool same;
-    if (type == GGUF_VALUE_STRING) {
-        const gguf_string *string = got;
+    if (type == GGTK_VALUE_STRING) {
+        const ggtk_string *string = got;
         same = string->len == want.v.str.len &&
                memcmp(string->data, want.v.str.data, (size_t)string->len) == 0 &&
                string->data[string->len] == '\0';
     } else {
-        same = memcmp(got, &want.v, gguf_value_type_size(type)) == 0;
+        same = memcmp(got, &want.v, ggtk_value_type_size(type)) == 0;
     }
     if (!same)
-        snprintf(why, why_size, "%s value differs from %s", gguf_value_type_name(type),
+        snprintf(why, why_size, "%s value differs from %s", ggtk_value_type_name(type),
                  json_is_string(described) ? json_string_value(described) : "the description");
     return same;
 }
 
-static bool array_matches(const gguf_array *array, json_t *described, char *why, size_t why_size)
+static bool array_matches(const ggtk_array *array, json_t *described, char *why, size_t why_size)
 {
     const char *elem = json_string_value(json_object_get(described, "elem_type"));
     json_t *elements = json_object_get(described, "value");
-    if (!elem || strcmp(gguf_value_type_name(array->elem_type), elem) != 0 ||
+    if (!elem || strcmp(ggtk_value_type_name(array->elem_type), elem) != 0 ||
         array->count != json_array_size(elements)) {
         snprintf(why, why_size, "array of %llu %s, described as %zu %s",
-                 (unsigned long long)array->count, gguf_value_type_name(array->elem_type),
+                 (unsigned long long)array->count, ggtk_value_type_name(array->elem_type),
                  json_array_size(elements), elem ? elem : "?");
         return false;
     }
-    size_t size = gguf_value_type_size(array->elem_type);
+    size_t size = ggtk_value_type_size(array->elem_type);
     for (uint64_t i = 0; i < array->count; i++) {
         json_t *element = json_array_get(elements, i);
         bool same;
-        if (array->elem_type == GGUF_VALUE_ARRAY)
-            same = array_matches(&((const gguf_value *)array->data)[i].v.arr, element, why,
+        if (array->elem_type == GGTK_VALUE_ARRAY)
+            same = array_matches(&((const ggtk_value *)array->data)[i].v.arr, element, why,
                                  why_size);
-        else if (array->elem_type == GGUF_VALUE_STRING)
-            same = scalar_matches((const gguf_string *)array->data + i, GGUF_VALUE_STRING,
+        else if (array->elem_type == GGTK_VALUE_STRING)
+            same = scalar_matches((const ggtk_string *)array->data + i, GGTK_VALUE_STRING,
                                   element, why, why_size);
         else
             same = scalar_matches((const unsigned char *)array->data + i * size,
@@ -371,17 +371,17 @@ static bool array_matches(const gguf_array *array, json_t *described, char *why,
     return true;
 }
 
-bool oracle_value_matches(const gguf_value *value, const char *type_name, json_t *described,
+bool oracle_value_matches(const ggtk_value *value, const char *type_name, json_t *described,
                           char *why, size_t why_size)
 {
-    if (strcmp(gguf_value_type_name(value->type), type_name) != 0) {
-        snprintf(why, why_size, "type %s, described as %s", gguf_value_type_name(value->type),
+    if (strcmp(ggtk_value_type_name(value->type), type_name) != 0) {
+        snprintf(why, why_size, "type %s, described as %s", ggtk_value_type_name(value->type),
                  type_name);
         return false;
     }
-    if (value->type == GGUF_VALUE_ARRAY)
+    if (value->type == GGTK_VALUE_ARRAY)
         return array_matches(&value->v.arr, described, why, why_size);
-    return scalar_matches(value->type == GGUF_VALUE_STRING ? (const void *)&value->v.str
+    return scalar_matches(value->type == GGTK_VALUE_STRING ? (const void *)&value->v.str
                                                            : (const void *)&value->v,
                           value->type, described, why, why_size);
 }

@@ -28,16 +28,16 @@ const char *edited_model(const char *source, const char *name, model_edit_fn edi
 {
     static char path[512];
     snprintf(path, sizeof path, "%s", test_tmpfile(name));
-    gguf_error err;
-    gguf_file *file = gguf_open(source, GGUF_OPEN_MMAP, &err);
+    ggtk_error err;
+    ggtk_file *file = ggtk_open(source, GGTK_OPEN_MMAP, &err);
     if (!file)
         return NULL;
-    gguf_writer *writer = gguf_writer_from_file(file);
-    bool ok = writer && edit(writer) && gguf_writer_write_from(writer, path, file, &err) == GGUF_OK;
+    ggtk_writer *writer = ggtk_writer_from_file(file);
+    bool ok = writer && edit(writer) && ggtk_writer_write_from(writer, path, file, &err) == GGTK_OK;
     if (!ok)
         fprintf(stderr, "    could not write %s\n", path);
-    gguf_writer_free(writer);
-    gguf_close(file);
+    ggtk_writer_free(writer);
+    ggtk_close(file);
     return ok ? path : NULL;
 }
 

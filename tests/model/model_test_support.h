@@ -4,7 +4,7 @@
 #ifndef MODEL_TEST_SUPPORT_H
 #define MODEL_TEST_SUPPORT_H
 
-#include "gguf.h"
+#include <ggtk/gguf.h>
 
 /* Path of the tiny model `variant` ("default", "tied", "rope_freqs", "q5_0", "q8_0"; see the
  * script), made on first use in the test's scratch folder; NULL when Python fails. Static buffer
@@ -12,7 +12,7 @@
 const char *tiny_model(const char *variant);
 
 /* An edit of a copy: return false to report a failure. */
-typedef bool (*model_edit_fn)(gguf_writer *writer);
+typedef bool (*model_edit_fn)(ggtk_writer *writer);
 
 /* Write `name` (in the scratch folder) as a copy of `source` with `edit` applied to its metadata
  * or tensor list. Returns the path (static buffer) or NULL on failure. */

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "inf_model.h"
+#include <ggtk/inf_model.h>
 #include "model_test_support.h"
 #include "test.h"
 
@@ -31,41 +31,41 @@ static int load_fails_with(const char *path, const char *needle, bool names_file
     return ok;
 }
 
-static bool set_arch_gpt2(gguf_writer *w)
+static bool set_arch_gpt2(ggtk_writer *w)
 {
-    return gguf_writer_set_string(w, "general.architecture", "gpt2") == GGUF_OK;
+    return ggtk_writer_set_string(w, "general.architecture", "gpt2") == GGTK_OK;
 }
-static bool remove_ffn_up(gguf_writer *w)
+static bool remove_ffn_up(ggtk_writer *w)
 {
-    return gguf_writer_remove_tensor(w, "blk.1.ffn_up.weight") == GGUF_OK;
+    return ggtk_writer_remove_tensor(w, "blk.1.ffn_up.weight") == GGTK_OK;
 }
-static bool shrink_ffn(gguf_writer *w)
+static bool shrink_ffn(ggtk_writer *w)
 {
-    return gguf_writer_set_u32(w, "llama.feed_forward_length", 80) == GGUF_OK;
+    return ggtk_writer_set_u32(w, "llama.feed_forward_length", 80) == GGTK_OK;
 }
-static bool remove_block_count(gguf_writer *w)
+static bool remove_block_count(ggtk_writer *w)
 {
-    return gguf_writer_remove(w, "llama.block_count") == GGUF_OK;
+    return ggtk_writer_remove(w, "llama.block_count") == GGTK_OK;
 }
-static bool string_head_count(gguf_writer *w)
+static bool string_head_count(ggtk_writer *w)
 {
-    return gguf_writer_set_string(w, "llama.attention.head_count", "four") == GGUF_OK;
+    return ggtk_writer_set_string(w, "llama.attention.head_count", "four") == GGTK_OK;
 }
-static bool remove_merges(gguf_writer *w)
+static bool remove_merges(ggtk_writer *w)
 {
-    return gguf_writer_remove(w, "tokenizer.ggml.merges") == GGUF_OK;
+    return ggtk_writer_remove(w, "tokenizer.ggml.merges") == GGTK_OK;
 }
-static bool yarn_scaling(gguf_writer *w)
+static bool yarn_scaling(ggtk_writer *w)
 {
-    return gguf_writer_set_string(w, "llama.rope.scaling.type", "yarn") == GGUF_OK;
+    return ggtk_writer_set_string(w, "llama.rope.scaling.type", "yarn") == GGTK_OK;
 }
-static bool bad_gqa(gguf_writer *w)
+static bool bad_gqa(ggtk_writer *w)
 {
-    return gguf_writer_set_u32(w, "llama.attention.head_count_kv", 3) == GGUF_OK;
+    return ggtk_writer_set_u32(w, "llama.attention.head_count_kv", 3) == GGTK_OK;
 }
-static bool one_kv_head(gguf_writer *w)
+static bool one_kv_head(ggtk_writer *w)
 {
-    return gguf_writer_set_u32(w, "llama.attention.head_count_kv", 1) == GGUF_OK;
+    return ggtk_writer_set_u32(w, "llama.attention.head_count_kv", 1) == GGTK_OK;
 }
 
 TEST(test_model_refuses_unknown_architecture)

@@ -6,9 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inf_eval.h"
-#include "inf_model.h"
+#include <ggtk/inf_eval.h>
+#include <ggtk/inf_model.h>
 #include "test.h"
+#include "text_file.h"
 
 static inf_model *load_real_model(void)
 {
@@ -34,7 +35,7 @@ TEST(test_smollm2_hyper_parameters_and_tied_output)
     CHECK(fabsf(hp->rms_eps - 1e-5f) < 1e-12f);
     /* llama.cpp prints "model params = 134.52 M"; the file has no output.weight. */
     CHECK(inf_model_n_params(m) == 134515008);
-    CHECK(gguf_find_tensor(inf_model_get_file(m), "output.weight") < 0);
+    CHECK(ggtk_find_tensor(inf_model_get_file(m), "output.weight") < 0);
     inf_model_free(m);
 }
 
@@ -42,10 +43,11 @@ TEST(test_smollm2_tokenizes_the_evaluation_text_as_llama_cpp)
 {
     inf_model *m = load_real_model();
     CHECK(m != NULL);
-    char *text, err[512];
+    char *text;
     size_t len, n = 0;
-    CHECK(inf_text_read("tests/eval/data/licenses.txt.gz", &text, &len, NULL, 0, err,
-                        sizeof err) == INF_OK);
+    ggtk_error read_err;
+    CHECK(text_file_read("tests/eval/data/licenses.txt.gz", &text, &len, NULL, 0, &read_err) ==
+          GGTK_OK);
     const inf_vocab *vocab = inf_model_get_vocab(m);
     CHECK(!inf_vocab_adds_bos(vocab)); /* add_bos_token = false: no BOS anywhere */
     inf_token *tokens = NULL;

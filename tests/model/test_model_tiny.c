@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inf_model.h"
+#include <ggtk/inf_model.h>
 #include "model_test_support.h"
 #include "test.h"
 
@@ -19,7 +19,7 @@ static void make_tokens(inf_token *tokens, int32_t n)
 
 /* Decode n_tokens tokens with the given session shape (in `pieces` decode calls; logits from
  * `first` on in the last one) and have the oracle compare the rows. */
-static int oracle_agrees(const char *variant, int32_t n_tokens, int32_t n_batch, gguf_tensor_type kv,
+static int oracle_agrees(const char *variant, int32_t n_tokens, int32_t n_batch, ggtk_tensor_type kv,
                          int pieces, int32_t first)
 {
     const char *model_path = tiny_model(variant);
@@ -62,7 +62,7 @@ static int oracle_agrees(const char *variant, int32_t n_tokens, int32_t n_batch,
     if (f)
         fclose(f);
     /* F32 everywhere: only summation order differs. An F16 cache rounds K and V to 11 bits. */
-    const char *tolerance = kv == GGUF_TENSOR_F32 ? "2e-5" : "3e-3";
+    const char *tolerance = kv == GGTK_TENSOR_F32 ? "2e-5" : "3e-3";
     size_t cap = 256 + (size_t)n_tokens * 8;
     char *cmd = malloc(cap);
     int len = cmd ? snprintf(cmd, cap, "python3 tests/model/py/tiny_llama.py check '%s' '%s' %s %d",
@@ -73,7 +73,7 @@ static int oracle_agrees(const char *variant, int32_t n_tokens, int32_t n_batch,
     ok = ok && cmd && test_run(&result, "%s", cmd) == 0;
     if (result)
         fprintf(stderr, "    oracle (%s, %d tokens, kv %s): %s", variant, n_tokens,
-                kv == GGUF_TENSOR_F32 ? "f32" : "f16", result);
+                kv == GGTK_TENSOR_F32 ? "f32" : "f16", result);
     free(result);
     free(cmd);
     free(all);
@@ -85,23 +85,23 @@ static int oracle_agrees(const char *variant, int32_t n_tokens, int32_t n_batch,
 
 TEST(test_model_tiny_forward_matches_numpy_oracle)
 {
-    CHECK(oracle_agrees("default", 20, 64, GGUF_TENSOR_F32, 1, 0));
+    CHECK(oracle_agrees("default", 20, 64, GGTK_TENSOR_F32, 1, 0));
 }
 
 TEST(test_model_tiny_tied_output_without_biases_matches_oracle)
 {
-    CHECK(oracle_agrees("tied", 20, 64, GGUF_TENSOR_F32, 1, 0));
+    CHECK(oracle_agrees("tied", 20, 64, GGTK_TENSOR_F32, 1, 0));
 }
 
 TEST(test_model_tiny_small_batches_and_continued_decodes_match_oracle)
 {
     /* n_batch 3 splits every decode into several graphs; 3 decode calls continue the cache. */
-    CHECK(oracle_agrees("default", 20, 3, GGUF_TENSOR_F32, 3, 14));
+    CHECK(oracle_agrees("default", 20, 3, GGTK_TENSOR_F32, 3, 14));
 }
 
 TEST(test_model_tiny_f16_cache_stays_close_to_oracle)
 {
-    CHECK(oracle_agrees("default", 20, 64, GGUF_TENSOR_F16, 1, 0));
+    CHECK(oracle_agrees("default", 20, 64, GGTK_TENSOR_F16, 1, 0));
 }
 
 TEST(test_model_tiny_blocked_attention_matches_oracle)
@@ -109,9 +109,9 @@ TEST(test_model_tiny_blocked_attention_matches_oracle)
     /* 300 tokens: attention in query blocks of 128 (each reading only the keys it may see),
      * once for all tokens and once for the last layer's outputs from token 200 on, and with a
      * continued decode whose blocks start after cached positions. */
-    CHECK(oracle_agrees("default", 300, 512, GGUF_TENSOR_F32, 1, 0));
-    CHECK(oracle_agrees("default", 300, 512, GGUF_TENSOR_F32, 1, 200));
-    CHECK(oracle_agrees("default", 460, 512, GGUF_TENSOR_F32, 2, 300));
+    CHECK(oracle_agrees("default", 300, 512, GGTK_TENSOR_F32, 1, 0));
+    CHECK(oracle_agrees("default", 300, 512, GGTK_TENSOR_F32, 1, 200));
+    CHECK(oracle_agrees("default", 460, 512, GGTK_TENSOR_F32, 2, 300));
 }
 
 TEST(test_model_tiny_reads_hyper_parameters)
@@ -136,7 +136,7 @@ TEST(test_session_rejects_bad_decodes)
     char err[512];
     inf_model *m = inf_model_load(path, NULL, err, sizeof err);
     CHECK(m != NULL);
-    inf_session_params sp = {.n_ctx = 8, .n_batch = 8, .n_threads = 1, .kv_type = GGUF_TENSOR_F16};
+    inf_session_params sp = {.n_ctx = 8, .n_batch = 8, .n_threads = 1, .kv_type = GGTK_TENSOR_F16};
     inf_session *s = inf_session_new(m, &sp, err, sizeof err);
     CHECK_MSG(s != NULL, "%s", err);
     inf_token bad[2] = {5, 265};

@@ -2,7 +2,7 @@
  * gguf-inspect tests share. Tests run one after another, so "made on first use" needs no locking. */
 #include "inspect_fixture.h"
 
-#include "gguf.h"
+#include <ggtk/gguf.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,14 +67,14 @@ const char *inspect_first_missing(const char *text, const char *const *expected,
 /* Flip the bits of one byte in the middle of `tensor`'s data in the file at `path`. */
 static bool flip_tensor_byte(const char *path, const char *tensor)
 {
-    gguf_file *file = gguf_open(path, GGUF_OPEN_METADATA, NULL);
+    ggtk_file *file = ggtk_open(path, GGTK_OPEN_METADATA, NULL);
     if (!file)
         return false;
-    int64_t index = gguf_find_tensor(file, tensor);
+    int64_t index = ggtk_find_tensor(file, tensor);
     long offset = index < 0 ? -1
-                            : (long)(gguf_data_offset(file) + gguf_tensor(file, index)->offset +
-                                     gguf_tensor(file, index)->size / 2);
-    gguf_close(file);
+                            : (long)(ggtk_data_offset(file) + ggtk_tensor(file, index)->offset +
+                                     ggtk_tensor(file, index)->size / 2);
+    ggtk_close(file);
     FILE *f = offset < 0 ? NULL : fopen(path, "r+b");
     if (!f)
         return false;

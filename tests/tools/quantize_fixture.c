@@ -1,7 +1,7 @@
 /* quantize_fixture.c - writes the small models described in quantize_fixture.h. */
 #include "quantize_fixture.h"
 
-#include "inf_quant.h"
+#include <ggtk/inf_quant.h>
 
 #include <math.h>
 #include <stdlib.h>
@@ -33,9 +33,9 @@ static bool skipped(const fixture_tensor *t, const fixture_options *o)
     return o->tied && strcmp(t->name, "output.weight") == 0;
 }
 
-static gguf_tensor_type type_of(const fixture_tensor *t, const fixture_options *o)
+static ggtk_tensor_type type_of(const fixture_tensor *t, const fixture_options *o)
 {
-    return t->matrix && o->matrix_type != GGUF_TENSOR_F32 ? o->matrix_type : GGUF_TENSOR_F32;
+    return t->matrix && o->matrix_type != GGTK_TENSOR_F32 ? o->matrix_type : GGTK_TENSOR_F32;
 }
 
 /* Values of tensor `index`: a smooth pattern plus pseudo-random noise, different per tensor. */
@@ -49,35 +49,35 @@ static void fill_values(float *x, uint64_t n, unsigned index)
     }
 }
 
-static bool set_metadata(gguf_writer *w, const fixture_options *o)
+static bool set_metadata(ggtk_writer *w, const fixture_options *o)
 {
     static const char *const words[] = {"alpha", "beta", "gamma"};
     static const int32_t numbers[] = {3, 1, 4, 1, 5};
-    bool ok = gguf_writer_set_string(w, "general.architecture", "llama") == GGUF_OK &&
-              gguf_writer_set_string(w, "general.name", "quantize fixture") == GGUF_OK &&
-              gguf_writer_set_u32(w, "general.file_type", 0) == GGUF_OK &&
-              gguf_writer_set_string_array(w, "fixture.words", words, 3) == GGUF_OK &&
-              gguf_writer_set_array(w, "fixture.numbers", GGUF_VALUE_INT32, 5, numbers) == GGUF_OK &&
-              gguf_writer_set_f32(w, "fixture.scale", 0.5f) == GGUF_OK;
+    bool ok = ggtk_writer_set_string(w, "general.architecture", "llama") == GGTK_OK &&
+              ggtk_writer_set_string(w, "general.name", "quantize fixture") == GGTK_OK &&
+              ggtk_writer_set_u32(w, "general.file_type", 0) == GGTK_OK &&
+              ggtk_writer_set_string_array(w, "fixture.words", words, 3) == GGTK_OK &&
+              ggtk_writer_set_array(w, "fixture.numbers", GGTK_VALUE_INT32, 5, numbers) == GGTK_OK &&
+              ggtk_writer_set_f32(w, "fixture.scale", 0.5f) == GGTK_OK;
     if (ok && o->alignment)
-        ok = gguf_writer_set_u32(w, "general.alignment", o->alignment) == GGUF_OK;
+        ok = ggtk_writer_set_u32(w, "general.alignment", o->alignment) == GGTK_OK;
     return ok;
 }
 
-static bool write_tensor(gguf_writer *w, const fixture_tensor *t, unsigned index,
+static bool write_tensor(ggtk_writer *w, const fixture_tensor *t, unsigned index,
                          const fixture_options *o)
 {
     uint64_t n = t->ne[0] * t->ne[1], bytes = 0;
-    gguf_tensor_type type = type_of(t, o);
+    ggtk_tensor_type type = type_of(t, o);
     float *x = malloc(n * sizeof *x);
     void *data = malloc(n * sizeof(float));
-    bool ok = x && data && gguf_tensor_type_bytes(type, n, &bytes);
+    bool ok = x && data && ggtk_tensor_type_bytes(type, n, &bytes);
     if (ok) {
         fill_values(x, n, index);
         if (o->poison_tensor && strcmp(o->poison_tensor, t->name) == 0)
             x[o->poison_row * (int64_t)t->ne[0] + 3] = o->poison;
         ok = inf_quantize_row(type, x, data, (int64_t)n) &&
-             gguf_writer_write_data(w, data, bytes, NULL) == GGUF_OK;
+             ggtk_writer_write_data(w, data, bytes, NULL) == GGTK_OK;
     }
     free(x);
     free(data);
@@ -86,36 +86,36 @@ static bool write_tensor(gguf_writer *w, const fixture_tensor *t, unsigned index
 
 bool fixture_write(const char *path, const fixture_options *o)
 {
-    gguf_writer *w = gguf_writer_create();
+    ggtk_writer *w = ggtk_writer_create();
     bool ok = w && set_metadata(w, o);
     for (unsigned i = 0; ok && i < N_TENSORS; i++)
         if (!skipped(&tensors[i], o))
-            ok = gguf_writer_add_tensor(w, tensors[i].name, type_of(&tensors[i], o),
-                                        tensors[i].n_dims, tensors[i].ne) == GGUF_OK;
-    ok = ok && gguf_writer_begin(w, path, NULL) == GGUF_OK;
+            ok = ggtk_writer_add_tensor(w, tensors[i].name, type_of(&tensors[i], o),
+                                        tensors[i].n_dims, tensors[i].ne) == GGTK_OK;
+    ok = ok && ggtk_writer_begin(w, path, NULL) == GGTK_OK;
     for (unsigned i = 0; ok && i < N_TENSORS; i++)
         if (!skipped(&tensors[i], o))
             ok = write_tensor(w, &tensors[i], i, o);
-    ok = ok && gguf_writer_finish(w, NULL) == GGUF_OK;
-    gguf_writer_free(w);
+    ok = ok && ggtk_writer_finish(w, NULL) == GGTK_OK;
+    ggtk_writer_free(w);
     return ok;
 }
 
 int fixture_tensor_type(const char *path, const char *name)
 {
-    gguf_file *f = gguf_open(path, GGUF_OPEN_METADATA, NULL);
-    int64_t index = f ? gguf_find_tensor(f, name) : -1;
-    int type = index >= 0 ? (int)gguf_tensor(f, index)->type : -1;
-    gguf_close(f);
+    ggtk_file *f = ggtk_open(path, GGTK_OPEN_METADATA, NULL);
+    int64_t index = f ? ggtk_find_tensor(f, name) : -1;
+    int type = index >= 0 ? (int)ggtk_tensor(f, index)->type : -1;
+    ggtk_close(f);
     return type;
 }
 
 int64_t fixture_file_type(const char *path)
 {
-    gguf_file *f = gguf_open(path, GGUF_OPEN_METADATA, NULL);
+    ggtk_file *f = ggtk_open(path, GGTK_OPEN_METADATA, NULL);
     int64_t value = -1;
-    if (!f || gguf_get_int(f, "general.file_type", &value) != GGUF_OK)
+    if (!f || ggtk_get_int(f, "general.file_type", &value) != GGTK_OK)
         value = -1;
-    gguf_close(f);
+    ggtk_close(f);
     return value;
 }

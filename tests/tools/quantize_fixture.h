@@ -4,14 +4,14 @@
 #ifndef QUANTIZE_FIXTURE_H
 #define QUANTIZE_FIXTURE_H
 
-#include "gguf.h"
+#include <ggtk/gguf.h>
 
 #include <stdbool.h>
 #include <stdint.h>
 
 typedef struct fixture_options {
     bool tied;                    /* leave out output.weight (token_embd doubles as the output) */
-    gguf_tensor_type matrix_type; /* type of the weight matrices: F32 (default), F16 or Q8_0 */
+    ggtk_tensor_type matrix_type; /* type of the weight matrices: F32 (default), F16 or Q8_0 */
     uint32_t alignment;           /* general.alignment to write, 0 for none */
     const char *poison_tensor;    /* tensor that gets `poison` at row poison_row, column 3 */
     int64_t poison_row;

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../model/model_test_support.h"
+#include "model/model_test_support.h"
 #include "test.h"
 
 #define TEXT "tests/eval/data/licenses.txt.gz"
@@ -165,21 +165,21 @@ TEST(test_eval_reports_each_bad_input_in_one_line)
                           "-m '%s' --kl-divergence --kl-divergence-base '%s'", m, empty));
 }
 
-static bool remove_merges(gguf_writer *w)
+static bool remove_merges(ggtk_writer *w)
 {
-    return gguf_writer_remove(w, "tokenizer.ggml.merges") == GGUF_OK;
+    return ggtk_writer_remove(w, "tokenizer.ggml.merges") == GGTK_OK;
 }
-static bool arch_falcon(gguf_writer *w)
+static bool arch_falcon(ggtk_writer *w)
 {
-    return gguf_writer_set_string(w, "general.architecture", "falcon") == GGUF_OK;
+    return ggtk_writer_set_string(w, "general.architecture", "falcon") == GGTK_OK;
 }
-static bool drop_attn_v(gguf_writer *w)
+static bool drop_attn_v(ggtk_writer *w)
 {
-    return gguf_writer_remove_tensor(w, "blk.0.attn_v.weight") == GGUF_OK;
+    return ggtk_writer_remove_tensor(w, "blk.0.attn_v.weight") == GGTK_OK;
 }
-static bool one_kv_head(gguf_writer *w)
+static bool one_kv_head(ggtk_writer *w)
 {
-    return gguf_writer_set_u32(w, "llama.attention.head_count_kv", 1) == GGUF_OK;
+    return ggtk_writer_set_u32(w, "llama.attention.head_count_kv", 1) == GGTK_OK;
 }
 
 TEST(test_eval_reports_each_broken_model_in_one_line)

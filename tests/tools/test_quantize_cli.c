@@ -50,9 +50,9 @@ TEST(test_cli_default_run_prints_table_and_totals)
     CHECK(strstr(out, "blk.0.attn_norm.weight") && strstr(out, "copied"));
     CHECK(strstr(out, "bits per weight") && strstr(out, "MB/s"));
     CHECK(strstr(out, "warning: tensor blk.0.odd.weight")); /* the f16 fallback */
-    CHECK(type_in(dir, "out.gguf", "blk.0.attn_q.weight") == GGUF_TENSOR_Q4_0);
-    CHECK(type_in(dir, "out.gguf", "output.weight") == GGUF_TENSOR_Q8_0);
-    CHECK(type_in(dir, "out.gguf", "blk.0.odd.weight") == GGUF_TENSOR_F16);
+    CHECK(type_in(dir, "out.gguf", "blk.0.attn_q.weight") == GGTK_TENSOR_Q4_0);
+    CHECK(type_in(dir, "out.gguf", "output.weight") == GGTK_TENSOR_Q8_0);
+    CHECK(type_in(dir, "out.gguf", "blk.0.odd.weight") == GGTK_TENSOR_F16);
     free(out);
 }
 
@@ -62,10 +62,10 @@ TEST(test_cli_every_file_type_sets_llama_ftype)
         const char *name;
         int type;
         int64_t ftype;
-    } cases[] = {{"f32", GGUF_TENSOR_F32, 0},   {"f16", GGUF_TENSOR_F16, 1},
-                 {"bf16", GGUF_TENSOR_BF16, 32}, {"q4_0", GGUF_TENSOR_Q4_0, 2},
-                 {"q4_1", GGUF_TENSOR_Q4_1, 3},  {"q5_0", GGUF_TENSOR_Q5_0, 8},
-                 {"q5_1", GGUF_TENSOR_Q5_1, 9},  {"q8_0", GGUF_TENSOR_Q8_0, 7}};
+    } cases[] = {{"f32", GGTK_TENSOR_F32, 0},   {"f16", GGTK_TENSOR_F16, 1},
+                 {"bf16", GGTK_TENSOR_BF16, 32}, {"q4_0", GGTK_TENSOR_Q4_0, 2},
+                 {"q4_1", GGTK_TENSOR_Q4_1, 3},  {"q5_0", GGTK_TENSOR_Q5_0, 8},
+                 {"q5_1", GGTK_TENSOR_Q5_1, 9},  {"q8_0", GGTK_TENSOR_Q8_0, 7}};
     const char *dir = fixture_dir("cli_types", &(fixture_options){0});
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *out = NULL;
@@ -75,7 +75,7 @@ TEST(test_cli_every_file_type_sets_llama_ftype)
         snprintf(file, sizeof file, "%s.gguf", cases[i].name);
         snprintf(path, sizeof path, "%s/%s", dir, file);
         CHECK(type_in(dir, file, "blk.0.ffn_down.weight") == cases[i].type);
-        CHECK(type_in(dir, file, "blk.0.attn_norm.weight") == GGUF_TENSOR_F32);
+        CHECK(type_in(dir, file, "blk.0.attn_norm.weight") == GGTK_TENSOR_F32);
         CHECK_MSG(fixture_file_type(path) == cases[i].ftype, "%s", cases[i].name);
         free(out);
     }
@@ -86,20 +86,20 @@ TEST(test_cli_pure_output_embd_and_tensor_type_options)
     const char *dir = fixture_dir("cli_options", &(fixture_options){.tied = true});
     char *out = NULL;
     CHECK(QUANTIZE(&out, dir, "%s", "-q in.gguf default.gguf q5_0") == 0);
-    CHECK(type_in(dir, "default.gguf", "token_embd.weight") == GGUF_TENSOR_Q8_0); /* tied */
+    CHECK(type_in(dir, "default.gguf", "token_embd.weight") == GGTK_TENSOR_Q8_0); /* tied */
     CHECK(QUANTIZE(&out, dir, "%s", "-q --pure in.gguf pure.gguf q5_0") == 0);
-    CHECK(type_in(dir, "pure.gguf", "token_embd.weight") == GGUF_TENSOR_Q5_0);
+    CHECK(type_in(dir, "pure.gguf", "token_embd.weight") == GGTK_TENSOR_Q5_0);
     CHECK(QUANTIZE(&out, dir, "%s", "-q in.gguf embd.gguf q5_0 --embd-type f16") == 0);
-    CHECK(type_in(dir, "embd.gguf", "token_embd.weight") == GGUF_TENSOR_F16);
+    CHECK(type_in(dir, "embd.gguf", "token_embd.weight") == GGTK_TENSOR_F16);
     CHECK(QUANTIZE(&out, dir, "%s", "-q --output-tensor-type q4_1 in.gguf outt.gguf q5_0") == 0);
-    CHECK(type_in(dir, "outt.gguf", "token_embd.weight") == GGUF_TENSOR_Q4_1); /* tied */
+    CHECK(type_in(dir, "outt.gguf", "token_embd.weight") == GGTK_TENSOR_Q4_1); /* tied */
     int rc = QUANTIZE(&out, dir, "%s",
                       "-q in.gguf rules.gguf q4_0 --tensor-type 'attn_[qk]=q8_0' "
                       "--tensor-type ffn_down=bf16 -t 2");
     CHECK_MSG(rc == 0, "%s", out);
-    CHECK(type_in(dir, "rules.gguf", "blk.0.attn_q.weight") == GGUF_TENSOR_Q8_0);
-    CHECK(type_in(dir, "rules.gguf", "blk.0.attn_k.weight") == GGUF_TENSOR_Q8_0);
-    CHECK(type_in(dir, "rules.gguf", "blk.0.ffn_down.weight") == GGUF_TENSOR_BF16);
+    CHECK(type_in(dir, "rules.gguf", "blk.0.attn_q.weight") == GGTK_TENSOR_Q8_0);
+    CHECK(type_in(dir, "rules.gguf", "blk.0.attn_k.weight") == GGTK_TENSOR_Q8_0);
+    CHECK(type_in(dir, "rules.gguf", "blk.0.ffn_down.weight") == GGTK_TENSOR_BF16);
     free(out);
 }
 
@@ -145,7 +145,7 @@ TEST(test_cli_quiet_prints_only_warnings)
 
 TEST(test_cli_allow_requantize_converts_quantized_input_with_a_warning)
 {
-    const char *dir = fixture_dir("cli_requant", &(fixture_options){.matrix_type = GGUF_TENSOR_Q8_0});
+    const char *dir = fixture_dir("cli_requant", &(fixture_options){.matrix_type = GGTK_TENSOR_Q8_0});
     char *out = NULL;
     int rc = QUANTIZE(&out, dir, "%s", "in.gguf out.gguf q4_0");
     CHECK(rc == 1 && strstr(out, "requantizing from q8_0 is disabled") &&
@@ -153,7 +153,7 @@ TEST(test_cli_allow_requantize_converts_quantized_input_with_a_warning)
     CHECK(support_dir_entries(dir) == 1);
     rc = QUANTIZE(&out, dir, "%s", "--allow-requantize -q in.gguf out.gguf q4_0");
     CHECK_MSG(rc == 0 && strstr(out, "warning: requantizing 4 tensors"), "%s", out);
-    CHECK(type_in(dir, "out.gguf", "blk.0.attn_q.weight") == GGUF_TENSOR_Q4_0);
+    CHECK(type_in(dir, "out.gguf", "blk.0.attn_q.weight") == GGTK_TENSOR_Q4_0);
     free(out);
 }
 
@@ -168,7 +168,7 @@ TEST(test_cli_refuses_output_that_is_the_input)
     CHECK(test_run(NULL, "cd %s && ln in.gguf hard.gguf", dir) == 0);
     CHECK(QUANTIZE(&out, dir, "%s", "in.gguf hard.gguf q8_0") == 1);
     CHECK(strstr(out, "same inode"));
-    CHECK(type_in(dir, "in.gguf", "blk.0.attn_q.weight") == GGUF_TENSOR_F32);
+    CHECK(type_in(dir, "in.gguf", "blk.0.attn_q.weight") == GGTK_TENSOR_F32);
     CHECK(support_dir_entries(dir) == 2);
     free(out);
 }

@@ -12,19 +12,19 @@ static const char *const bpe_tokens[] = {"a", "b", "c", "ab", "bc", "abc", "\xc4
 static const char *const bpe_merges[] = {"b c", "a b", "ab c", "\xc4\xa0 a"};
 enum { N_BPE_TOKENS = sizeof bpe_tokens / sizeof bpe_tokens[0], N_BPE_MERGES = sizeof bpe_merges / sizeof bpe_merges[0] };
 
-static gguf_writer *bpe_writer(void)
+static ggtk_writer *bpe_writer(void)
 {
-    gguf_writer *w = vt_writer("gpt2", bpe_tokens, N_BPE_TOKENS, bpe_merges, N_BPE_MERGES, NULL);
-    gguf_writer_set_string(w, "tokenizer.ggml.pre", "gpt-2");
+    ggtk_writer *w = vt_writer("gpt2", bpe_tokens, N_BPE_TOKENS, bpe_merges, N_BPE_MERGES, NULL);
+    ggtk_writer_set_string(w, "tokenizer.ggml.pre", "gpt-2");
     int32_t types[N_BPE_TOKENS] = {1, 1, 1, 1, 1, 1, 1, 1, 3, 4};
-    gguf_writer_set_array(w, "tokenizer.ggml.token_type", GGUF_VALUE_INT32, N_BPE_TOKENS, types);
-    gguf_writer_set_u32(w, "tokenizer.ggml.bos_token_id", 8);
-    gguf_writer_set_u32(w, "tokenizer.ggml.eos_token_id", 8);
+    ggtk_writer_set_array(w, "tokenizer.ggml.token_type", GGTK_VALUE_INT32, N_BPE_TOKENS, types);
+    ggtk_writer_set_u32(w, "tokenizer.ggml.bos_token_id", 8);
+    ggtk_writer_set_u32(w, "tokenizer.ggml.eos_token_id", 8);
     return w;
 }
 
 /* Load must fail with a message containing each of the NULL-terminated `needles`. */
-static void expect_refusal(gguf_writer *w, const char *name, const char *const *needles)
+static void expect_refusal(ggtk_writer *w, const char *name, const char *const *needles)
 {
     char err[512];
     inf_vocab *v = vt_finish(w, name, err, sizeof err);
@@ -38,57 +38,57 @@ static void expect_refusal(gguf_writer *w, const char *name, const char *const *
 
 TEST(test_vocab_refuses_gpt2_vocab_without_merges)
 {
-    gguf_writer *w = vt_writer("gpt2", bpe_tokens, N_BPE_TOKENS, NULL, 0, NULL);
+    ggtk_writer *w = vt_writer("gpt2", bpe_tokens, N_BPE_TOKENS, NULL, 0, NULL);
     expect_refusal(w, "no_merges.gguf", (const char *const[]){"tokenizer.ggml.merges", "missing", NULL});
 }
 
 TEST(test_vocab_refuses_scores_and_types_of_another_length)
 {
     float scores[3] = {0};
-    gguf_writer *w = bpe_writer();
-    gguf_writer_set_array(w, "tokenizer.ggml.scores", GGUF_VALUE_FLOAT32, 3, scores);
+    ggtk_writer *w = bpe_writer();
+    ggtk_writer_set_array(w, "tokenizer.ggml.scores", GGTK_VALUE_FLOAT32, 3, scores);
     expect_refusal(w, "short_scores.gguf", (const char *const[]){"tokenizer.ggml.scores", "3 scores for 10 tokens", NULL});
     int32_t types[2] = {1, 1};
     w = bpe_writer();
-    gguf_writer_set_array(w, "tokenizer.ggml.token_type", GGUF_VALUE_INT32, 2, types);
+    ggtk_writer_set_array(w, "tokenizer.ggml.token_type", GGTK_VALUE_INT32, 2, types);
     expect_refusal(w, "short_types.gguf", (const char *const[]){"tokenizer.ggml.token_type", "2 types", NULL});
 }
 
 TEST(test_vocab_refuses_token_ids_and_types_out_of_range)
 {
-    gguf_writer *w = bpe_writer();
-    gguf_writer_set_u32(w, "tokenizer.ggml.eos_token_id", 10);
+    ggtk_writer *w = bpe_writer();
+    ggtk_writer_set_u32(w, "tokenizer.ggml.eos_token_id", 10);
     expect_refusal(w, "eos_range.gguf", (const char *const[]){"tokenizer.ggml.eos_token_id", "10", "outside", NULL});
     w = bpe_writer();
-    gguf_writer_set_i32(w, "tokenizer.ggml.padding_token_id", -1);
+    ggtk_writer_set_i32(w, "tokenizer.ggml.padding_token_id", -1);
     expect_refusal(w, "pad_range.gguf", (const char *const[]){"tokenizer.ggml.padding_token_id", "-1", NULL});
     int32_t types[N_BPE_TOKENS] = {1, 1, 1, 1, 1, 1, 1, 9, 3, 4};
     w = bpe_writer();
-    gguf_writer_set_array(w, "tokenizer.ggml.token_type", GGUF_VALUE_INT32, N_BPE_TOKENS, types);
+    ggtk_writer_set_array(w, "tokenizer.ggml.token_type", GGTK_VALUE_INT32, N_BPE_TOKENS, types);
     expect_refusal(w, "bad_type.gguf", (const char *const[]){"tokenizer.ggml.token_type[7]", "token type 9", NULL});
 }
 
 TEST(test_vocab_refuses_unknown_models_pre_tokenizers_and_malformed_entries)
 {
-    gguf_writer *w = bpe_writer();
-    gguf_writer_set_string(w, "tokenizer.ggml.model", "t5");
+    ggtk_writer *w = bpe_writer();
+    ggtk_writer_set_string(w, "tokenizer.ggml.model", "t5");
     expect_refusal(w, "model_t5.gguf", (const char *const[]){"tokenizer.ggml.model", "'t5'", NULL});
     w = bpe_writer();
-    gguf_writer_set_string(w, "tokenizer.ggml.pre", "martian");
+    ggtk_writer_set_string(w, "tokenizer.ggml.pre", "martian");
     expect_refusal(w, "pre_martian.gguf", (const char *const[]){"tokenizer.ggml.pre", "'martian'", NULL});
     w = bpe_writer();
-    gguf_writer_set_string_array(w, "tokenizer.ggml.merges", (const char *const[]){"a b", "abc"}, 2);
+    ggtk_writer_set_string_array(w, "tokenizer.ggml.merges", (const char *const[]){"a b", "abc"}, 2);
     expect_refusal(w, "bad_merge.gguf", (const char *const[]){"tokenizer.ggml.merges[1]", "'abc'", NULL});
     w = bpe_writer();
-    gguf_writer_set_u32(w, "tokenizer.ggml.tokens", 5);
+    ggtk_writer_set_u32(w, "tokenizer.ggml.tokens", 5);
     expect_refusal(w, "tokens_type.gguf", (const char *const[]){"tokenizer.ggml.tokens", "array of string", NULL});
-    w = gguf_writer_create();
-    gguf_writer_set_string(w, "general.architecture", "llama");
+    w = ggtk_writer_create();
+    ggtk_writer_set_string(w, "general.architecture", "llama");
     expect_refusal(w, "no_tokenizer.gguf", (const char *const[]){"tokenizer.ggml.model", "missing", NULL});
     static const char *const spm_tokens[] = {"<unk>", "<s>", "</s>", "<0x4G>"};
     int32_t spm_types[] = {2, 3, 3, 6};
     w = vt_writer("llama", spm_tokens, 4, NULL, 0, NULL);
-    gguf_writer_set_array(w, "tokenizer.ggml.token_type", GGUF_VALUE_INT32, 4, spm_types);
+    ggtk_writer_set_array(w, "tokenizer.ggml.token_type", GGTK_VALUE_INT32, 4, spm_types);
     expect_refusal(w, "bad_byte.gguf", (const char *const[]){"tokenizer.ggml.tokens[3]", "<0x4G>", NULL});
 }
 
@@ -132,8 +132,8 @@ TEST(test_vocab_spm_falls_back_to_byte_tokens_and_merges_by_score)
                                          "\xe2\x96\x81", "h", "i", "\xe2\x96\x81h", "hi", "\xe2\x96\x81hi"};
     float scores[] = {0, 0, 0, 0, 0, 0, -1, -1, -1, -3, -2, -4};
     int32_t types[] = {2, 3, 3, 6, 6, 6, 1, 1, 1, 1, 1, 1};
-    gguf_writer *w = vt_writer("llama", tokens, 12, NULL, 0, scores);
-    gguf_writer_set_array(w, "tokenizer.ggml.token_type", GGUF_VALUE_INT32, 12, types);
+    ggtk_writer *w = vt_writer("llama", tokens, 12, NULL, 0, scores);
+    ggtk_writer_set_array(w, "tokenizer.ggml.token_type", GGTK_VALUE_INT32, 12, types);
     char err[512];
     inf_vocab *v = vt_finish(w, "spm_small.gguf", err, sizeof err);
     CHECK_MSG(v, "%s", err);
@@ -155,10 +155,10 @@ TEST(test_vocab_llama3_family_takes_whole_word_tokens_and_adds_bos_by_default)
     int32_t types[] = {1, 1, 1, 1, 1, 3};
     char err[512];
     for (int llama3 = 0; llama3 < 2; llama3++) {
-        gguf_writer *w = vt_writer("gpt2", tokens, 6, merges, 1, NULL);
-        gguf_writer_set_string(w, "tokenizer.ggml.pre", llama3 ? "llama-bpe" : "gpt-2");
-        gguf_writer_set_array(w, "tokenizer.ggml.token_type", GGUF_VALUE_INT32, 6, types);
-        gguf_writer_set_u32(w, "tokenizer.ggml.bos_token_id", 5);
+        ggtk_writer *w = vt_writer("gpt2", tokens, 6, merges, 1, NULL);
+        ggtk_writer_set_string(w, "tokenizer.ggml.pre", llama3 ? "llama-bpe" : "gpt-2");
+        ggtk_writer_set_array(w, "tokenizer.ggml.token_type", GGTK_VALUE_INT32, 6, types);
+        ggtk_writer_set_u32(w, "tokenizer.ggml.bos_token_id", 5);
         inf_vocab *v = vt_finish(w, llama3 ? "llama3.gguf" : "gpt2_small.gguf", err, sizeof err);
         CHECK_MSG(v, "%s", err);
         /* Merging alone gives ab + c; Llama 3 takes a word that is a token whole. */

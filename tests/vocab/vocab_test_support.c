@@ -9,14 +9,14 @@
 
 inf_vocab *vt_load(const char *path, char *err, size_t err_size)
 {
-    gguf_error gerr;
-    gguf_file *file = gguf_open(path, GGUF_OPEN_METADATA, &gerr);
+    ggtk_error gerr;
+    ggtk_file *file = ggtk_open(path, GGTK_OPEN_METADATA, &gerr);
     if (!file) {
         snprintf(err, err_size, "%s", gerr.message);
         return NULL;
     }
     inf_vocab *vocab = inf_vocab_load(file, err, err_size);
-    gguf_close(file);
+    ggtk_close(file);
     return vocab;
 }
 
@@ -92,34 +92,34 @@ const char *vt_make_corpus(const char *name)
     return status == 0 ? dir : NULL;
 }
 
-gguf_writer *vt_writer(const char *model, const char *const *tokens, size_t n_tokens,
+ggtk_writer *vt_writer(const char *model, const char *const *tokens, size_t n_tokens,
                        const char *const *merges, size_t n_merges, const float *scores)
 {
-    gguf_writer *w = gguf_writer_create();
+    ggtk_writer *w = ggtk_writer_create();
     if (!w) {
         return NULL;
     }
-    gguf_writer_set_string(w, "tokenizer.ggml.model", model);
-    gguf_writer_set_string_array(w, "tokenizer.ggml.tokens", tokens, n_tokens);
+    ggtk_writer_set_string(w, "tokenizer.ggml.model", model);
+    ggtk_writer_set_string_array(w, "tokenizer.ggml.tokens", tokens, n_tokens);
     if (merges) {
-        gguf_writer_set_string_array(w, "tokenizer.ggml.merges", merges, n_merges);
+        ggtk_writer_set_string_array(w, "tokenizer.ggml.merges", merges, n_merges);
     }
     if (scores) {
-        gguf_writer_set_array(w, "tokenizer.ggml.scores", GGUF_VALUE_FLOAT32, n_tokens, scores);
+        ggtk_writer_set_array(w, "tokenizer.ggml.scores", GGTK_VALUE_FLOAT32, n_tokens, scores);
     }
     return w;
 }
 
-inf_vocab *vt_finish(gguf_writer *writer, const char *name, char *err, size_t err_size)
+inf_vocab *vt_finish(ggtk_writer *writer, const char *name, char *err, size_t err_size)
 {
     char path[512];
     snprintf(path, sizeof path, "%s", test_tmpfile(name));
-    gguf_error gerr;
-    if (gguf_writer_begin(writer, path, &gerr) != GGUF_OK || gguf_writer_finish(writer, &gerr) != GGUF_OK) {
+    ggtk_error gerr;
+    if (ggtk_writer_begin(writer, path, &gerr) != GGTK_OK || ggtk_writer_finish(writer, &gerr) != GGTK_OK) {
         snprintf(err, err_size, "writing %s: %s", path, gerr.message);
-        gguf_writer_free(writer);
+        ggtk_writer_free(writer);
         return NULL;
     }
-    gguf_writer_free(writer);
+    ggtk_writer_free(writer);
     return vt_load(path, err, err_size);
 }

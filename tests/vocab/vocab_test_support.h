@@ -8,8 +8,8 @@
 
 #include <string.h>
 
-#include "gguf.h"
-#include "inf_vocab.h"
+#include <ggtk/gguf.h>
+#include <ggtk/inf_vocab.h>
 #include "test.h"
 
 /* Load the vocabulary of the GGUF file at `path`; NULL on failure with the reason in err. */
@@ -35,9 +35,9 @@ const char *vt_make_corpus(const char *name);
 
 /* A writer holding a tiny vocabulary: `model` ("gpt2"/"llama"), the tokens and, when not NULL,
  * the merges (gpt2) or scores (llama), all other keys absent. Add keys, then vt_finish(). */
-gguf_writer *vt_writer(const char *model, const char *const *tokens, size_t n_tokens,
+ggtk_writer *vt_writer(const char *model, const char *const *tokens, size_t n_tokens,
                        const char *const *merges, size_t n_merges, const float *scores);
 /* Write `writer` to a scratch file, free it, and load the vocabulary (NULL with err on failure). */
-inf_vocab *vt_finish(gguf_writer *writer, const char *name, char *err, size_t err_size);
+inf_vocab *vt_finish(ggtk_writer *writer, const char *name, char *err, size_t err_size);
 
 #endif

@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "inf_eval.h"
-#include "inf_model.h"
+#include <ggtk/inf_eval.h>
+#include <ggtk/inf_model.h>
 
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
@@ -25,7 +25,7 @@ typedef struct eval_options {
     const char *kld_base;   /* --kl-divergence-base FILE */
     bool kld;               /* --kl-divergence: compare with kld_base instead of writing it */
     const char *plot;
-    gguf_tensor_type kv_type;
+    ggtk_tensor_type kv_type;
 } eval_options;
 
 /* Parse argv. Returns 0 (run), or an exit code with *exit_now set (--help: 0, errors: 2 after a

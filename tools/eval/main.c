@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "eval_tool.h"
+#include "plot_svg.h"
+#include "text_file.h"
 
 /* Everything one run holds, freed in one place. */
 typedef struct eval_state {
@@ -44,9 +46,11 @@ static bool load_text(eval_state *st)
 {
     char *text;
     size_t len;
-    if (inf_text_read(st->opts.text, &text, &len, st->member, sizeof st->member, st->err,
-                      sizeof st->err) != INF_OK)
+    ggtk_error err;
+    if (text_file_read(st->opts.text, &text, &len, st->member, sizeof st->member, &err) != GGTK_OK) {
+        snprintf(st->err, sizeof st->err, "%s", err.message);
         return false;
+    }
     const inf_vocab *vocab = inf_model_get_vocab(st->model);
     if (inf_vocab_adds_eos(vocab)) {
         snprintf(st->err, sizeof st->err, "%s: the vocabulary appends EOS to every text, which "
@@ -161,8 +165,12 @@ static bool write_plot(eval_state *st)
     char title[512];
     snprintf(title, sizeof title, "%s%s%s", st->opts.model, st->base ? " vs base " : "",
              st->base ? st->opts.kld_base : "");
-    return inf_plot_svg(st->opts.plot, title, st->history.chunk_ppl, st->history.ppl,
-                        st->history.chunk_kld, st->history.n, st->err, sizeof st->err) == INF_OK;
+    ggtk_error err;
+    if (plot_svg_write(st->opts.plot, title, st->history.chunk_ppl, st->history.ppl,
+                       st->history.chunk_kld, st->history.n, &err) == GGTK_OK)
+        return true;
+    snprintf(st->err, sizeof st->err, "%s", err.message);
+    return false;
 }
 
 static void free_state(eval_state *st)

@@ -103,7 +103,7 @@ static bool apply_option(eval_options *o, const option_spec *spec, const char *v
     case OPT_PLOT: o->plot = value; return true;
     case OPT_KV_TYPE:
         if (strcmp(value, "f16") == 0 || strcmp(value, "f32") == 0) {
-            o->kv_type = value[1] == '1' ? GGUF_TENSOR_F16 : GGUF_TENSOR_F32;
+            o->kv_type = value[1] == '1' ? GGTK_TENSOR_F16 : GGTK_TENSOR_F32;
             return true;
         }
         fprintf(stderr, "gguf-eval: error: --kv-type must be f16 or f32, got '%s'\n", value);
@@ -131,7 +131,7 @@ static bool check_options(const eval_options *o)
 int eval_options_parse(eval_options *o, int argc, char **argv, bool *exit_now)
 {
     *o = (eval_options){.n_ctx = 512, .n_batch = 512, .use_mmap = true,
-                        .kv_type = GGUF_TENSOR_F16};
+                        .kv_type = GGTK_TENSOR_F16};
     *exit_now = true;
     for (int i = 1; i < argc; i++) {
         const option_spec *spec = find_option(argv[i]);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "eval_tool.h"
-#include "inf_vocab.h"
+#include <ggtk/inf_vocab.h>
 
 #define MIB (1024.0 * 1024.0)
 
@@ -203,7 +203,7 @@ void eval_print_setup(const eval_summary *s)
     fprintf(stderr, "gguf-eval: memory: weights %.2f MiB (%s%s), KV cache %.2f MiB (%s), compute "
             "buffer %.2f MiB\n", inf_model_weight_bytes(s->model) / MIB,
             s->opts->use_mmap ? "mapped" : "read into memory", s->opts->use_mlock ? ", locked" : "",
-            inf_session_kv_bytes(s->session) / MIB, sp.kv_type == GGUF_TENSOR_F16 ? "f16" : "f32",
+            inf_session_kv_bytes(s->session) / MIB, sp.kv_type == GGTK_TENSOR_F16 ? "f16" : "f32",
             inf_session_compute_bytes(s->session) / MIB);
     fprintf(stderr, "gguf-eval: model loaded in %.1f ms\n", s->load_seconds * 1e3);
 }

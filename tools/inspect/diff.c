@@ -5,82 +5,82 @@
 #include <inttypes.h>
 #include <string.h>
 
-/* Word printed for each kind of difference, indexed by gguf_diff_kind. */
+/* Word printed for each kind of difference, indexed by ggtk_diff_kind. */
 static const char *const kind_names[] = {
-    [GGUF_DIFF_VERSION] = "version",
-    [GGUF_DIFF_KEY_REMOVED] = "key_removed",
-    [GGUF_DIFF_KEY_ADDED] = "key_added",
-    [GGUF_DIFF_KEY_CHANGED] = "key_changed",
-    [GGUF_DIFF_TENSOR_REMOVED] = "tensor_removed",
-    [GGUF_DIFF_TENSOR_ADDED] = "tensor_added",
-    [GGUF_DIFF_TENSOR_TYPE] = "tensor_type",
-    [GGUF_DIFF_TENSOR_SHAPE] = "tensor_shape",
-    [GGUF_DIFF_TENSOR_DATA] = "tensor_data",
+    [GGTK_DIFF_VERSION] = "version",
+    [GGTK_DIFF_KEY_REMOVED] = "key_removed",
+    [GGTK_DIFF_KEY_ADDED] = "key_added",
+    [GGTK_DIFF_KEY_CHANGED] = "key_changed",
+    [GGTK_DIFF_TENSOR_REMOVED] = "tensor_removed",
+    [GGTK_DIFF_TENSOR_ADDED] = "tensor_added",
+    [GGTK_DIFF_TENSOR_TYPE] = "tensor_type",
+    [GGTK_DIFF_TENSOR_SHAPE] = "tensor_shape",
+    [GGTK_DIFF_TENSOR_DATA] = "tensor_data",
 };
 
-static bool is_tensor_kind(gguf_diff_kind kind) { return kind >= GGUF_DIFF_TENSOR_REMOVED; }
+static bool is_tensor_kind(ggtk_diff_kind kind) { return kind >= GGTK_DIFF_TENSOR_REMOVED; }
 
-static bool entry_selected(const inspect_options *opt, const gguf_diff_entry *e)
+static bool entry_selected(const inspect_options *opt, const ggtk_diff_entry *e)
 {
     return !is_tensor_kind(e->kind) || inspect_tensor_selected(opt, e->name);
 }
 
-static void print_key(const gguf_file *file, int64_t index, bool full)
+static void print_key(const ggtk_file *file, int64_t index, bool full)
 {
     char type[64];
-    const gguf_value *value = gguf_kv_value(file, index);
+    const ggtk_value *value = ggtk_kv_value(file, index);
     printf("%s ", inspect_value_type_label(value, type, sizeof type));
     inspect_print_value(stdout, value, full);
 }
 
-static const char *type_name(const gguf_tensor_info *t)
+static const char *type_name(const ggtk_tensor_info *t)
 {
-    return gguf_tensor_type_info_get(t->type)->name;
+    return ggtk_tensor_type_info_get(t->type)->name;
 }
 
-static void print_tensor(const gguf_file *file, int64_t index)
+static void print_tensor(const ggtk_file *file, int64_t index)
 {
     char shape[128];
-    const gguf_tensor_info *t = gguf_tensor(file, index);
+    const ggtk_tensor_info *t = ggtk_tensor(file, index);
     printf("%s %s", type_name(t),
            inspect_shape_label(t, shape, sizeof shape));
 }
 
-static void print_entry_text(const inspect_options *opt, const gguf_file *a, const gguf_file *b,
-                             const gguf_diff_entry *e)
+static void print_entry_text(const inspect_options *opt, const ggtk_file *a, const ggtk_file *b,
+                             const ggtk_diff_entry *e)
 {
     char shape_a[128], shape_b[128];
     printf("%-15s", kind_names[e->kind]);
     switch (e->kind) {
-    case GGUF_DIFF_VERSION: printf("%u -> %u", gguf_version(a), gguf_version(b)); break;
-    case GGUF_DIFF_KEY_REMOVED: printf("%s  ", e->name), print_key(a, e->index_a, opt->full); break;
-    case GGUF_DIFF_KEY_ADDED: printf("%s  ", e->name), print_key(b, e->index_b, opt->full); break;
-    case GGUF_DIFF_KEY_CHANGED:
+    case GGTK_DIFF_VERSION: printf("%u -> %u", ggtk_version(a), ggtk_version(b)); break;
+    case GGTK_DIFF_KEY_REMOVED: printf("%s  ", e->name), print_key(a, e->index_a, opt->full); break;
+    case GGTK_DIFF_KEY_ADDED: printf("%s  ", e->name), print_key(b, e->index_b, opt->full); break;
+    case GGTK_DIFF_KEY_CHANGED:
         printf("%s  ", e->name);
         print_key(a, e->index_a, opt->full);
         printf("  ->  ");
         print_key(b, e->index_b, opt->full);
         break;
-    case GGUF_DIFF_TENSOR_REMOVED: printf("%s  ", e->name), print_tensor(a, e->index_a); break;
-    case GGUF_DIFF_TENSOR_ADDED: printf("%s  ", e->name), print_tensor(b, e->index_b); break;
-    case GGUF_DIFF_TENSOR_TYPE:
-        printf("%s  %s -> %s", e->name, type_name(gguf_tensor(a, e->index_a)),
-               type_name(gguf_tensor(b, e->index_b)));
+    case GGTK_DIFF_TENSOR_REMOVED: printf("%s  ", e->name), print_tensor(a, e->index_a); break;
+    case GGTK_DIFF_TENSOR_ADDED: printf("%s  ", e->name), print_tensor(b, e->index_b); break;
+    case GGTK_DIFF_TENSOR_TYPE:
+        printf("%s  %s -> %s", e->name, type_name(ggtk_tensor(a, e->index_a)),
+               type_name(ggtk_tensor(b, e->index_b)));
         break;
-    case GGUF_DIFF_TENSOR_SHAPE:
+    case GGTK_DIFF_TENSOR_SHAPE:
         printf("%s  %s -> %s", e->name,
-               inspect_shape_label(gguf_tensor(a, e->index_a), shape_a, sizeof shape_a),
-               inspect_shape_label(gguf_tensor(b, e->index_b), shape_b, sizeof shape_b));
+               inspect_shape_label(ggtk_tensor(a, e->index_a), shape_a, sizeof shape_a),
+               inspect_shape_label(ggtk_tensor(b, e->index_b), shape_b, sizeof shape_b));
         break;
-    case GGUF_DIFF_TENSOR_DATA:
+    case GGTK_DIFF_TENSOR_DATA:
         printf("%s  xxh64 %016" PRIx64 " -> %016" PRIx64, e->name, e->hash_a, e->hash_b);
         break;
     }
     putchar('\n');
 }
 
-static int64_t print_text(const inspect_options *opt, const gguf_file *a, const gguf_file *b,
-                          const gguf_diff *diff)
+static int64_t print_text(const inspect_options *opt, const ggtk_file *a, const ggtk_file *b,
+                          const ggtk_diff *diff)
 {
     int64_t shown = 0;
     printf("--- %s\n+++ %s\n", opt->files[0], opt->files[1]);
@@ -104,27 +104,27 @@ static json_t *hash_json(uint64_t hash)
 }
 
 /* What one side holds for this kind of difference, or NULL when the side lacks the item. */
-static json_t *side_json(const inspect_options *opt, const gguf_file *file, int64_t index,
-                         const gguf_diff_entry *e, uint64_t hash)
+static json_t *side_json(const inspect_options *opt, const ggtk_file *file, int64_t index,
+                         const ggtk_diff_entry *e, uint64_t hash)
 {
-    if (e->kind == GGUF_DIFF_VERSION)
-        return json_integer(gguf_version(file));
+    if (e->kind == GGTK_DIFF_VERSION)
+        return json_integer(ggtk_version(file));
     if (index < 0)
         return NULL;
     if (!is_tensor_kind(e->kind))
-        return inspect_json_value(gguf_kv_value(file, index), opt->full);
-    const gguf_tensor_info *t = gguf_tensor(file, index);
-    if (e->kind == GGUF_DIFF_TENSOR_DATA)
+        return inspect_json_value(ggtk_kv_value(file, index), opt->full);
+    const ggtk_tensor_info *t = ggtk_tensor(file, index);
+    if (e->kind == GGTK_DIFF_TENSOR_DATA)
         return hash_json(hash);
-    if (e->kind == GGUF_DIFF_TENSOR_SHAPE)
+    if (e->kind == GGTK_DIFF_TENSOR_SHAPE)
         return inspect_json_shape(t);
     return json_string(type_name(t));
 }
 
 /* {"kind", "name", "a", "b"}: "a"/"b" hold the values of a key, the types or shapes of a
  * tensor, the xxh64 of its data, or the versions; absent on the side that lacks the item. */
-static json_t *entry_json(const inspect_options *opt, const gguf_file *a, const gguf_file *b,
-                          const gguf_diff_entry *e)
+static json_t *entry_json(const inspect_options *opt, const ggtk_file *a, const ggtk_file *b,
+                          const ggtk_diff_entry *e)
 {
     /* json_object_set_new() releases the value when the object is NULL, so no checks here. */
     json_t *entry = json_pack("{s:s}", "kind", kind_names[e->kind]);
@@ -139,8 +139,8 @@ static json_t *entry_json(const inspect_options *opt, const gguf_file *a, const 
     return entry;
 }
 
-static int64_t print_json(const inspect_options *opt, const gguf_file *a, const gguf_file *b,
-                          const gguf_diff *diff, bool *ok)
+static int64_t print_json(const inspect_options *opt, const ggtk_file *a, const ggtk_file *b,
+                          const ggtk_diff *diff, bool *ok)
 {
     int64_t shown = 0;
     json_t *list = json_array();
@@ -164,14 +164,14 @@ static int64_t print_json(const inspect_options *opt, const gguf_file *a, const 
 
 int inspect_diff(const inspect_options *opt)
 {
-    gguf_file *a = inspect_open(opt->files[0], GGUF_OPEN_MMAP);
-    gguf_file *b = a ? inspect_open(opt->files[1], GGUF_OPEN_MMAP) : NULL;
-    gguf_diff diff = {0};
-    gguf_error err;
+    ggtk_file *a = inspect_open(opt->files[0], GGTK_OPEN_MMAP);
+    ggtk_file *b = a ? inspect_open(opt->files[1], GGTK_OPEN_MMAP) : NULL;
+    ggtk_diff diff = {0};
+    ggtk_error err;
     int status = EXIT_FAIL;
     if (!b)
         goto done;
-    if (gguf_diff_files(a, b, true, &diff, &err) != GGUF_OK) {
+    if (ggtk_diff_files(a, b, true, &diff, &err) != GGTK_OK) {
         inspect_error("%s", err.message);
         goto done;
     }
@@ -182,8 +182,8 @@ int inspect_diff(const inspect_options *opt)
     else
         status = shown ? EXIT_FAIL : EXIT_OK;
 done:
-    gguf_diff_free(&diff);
-    gguf_close(b);
-    gguf_close(a);
+    ggtk_diff_free(&diff);
+    ggtk_close(b);
+    ggtk_close(a);
     return status;
 }

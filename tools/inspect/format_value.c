@@ -77,7 +77,7 @@ static void print_byte(FILE *out, unsigned char c)
     }
 }
 
-static void print_string(FILE *out, const gguf_string *s, bool full)
+static void print_string(FILE *out, const ggtk_string *s, bool full)
 {
     size_t shown = preview_length(s->data, s->len, full);
     const unsigned char *bytes = (const unsigned char *)s->data;
@@ -100,27 +100,27 @@ static void print_string(FILE *out, const gguf_string *s, bool full)
 }
 
 /* Element `i` of a fixed-size array as a scalar value. */
-static gguf_value array_element(const gguf_array *arr, uint64_t i)
+static ggtk_value array_element(const ggtk_array *arr, uint64_t i)
 {
-    gguf_value element = {.type = arr->elem_type};
-    size_t size = gguf_value_type_size(arr->elem_type);
+    ggtk_value element = {.type = arr->elem_type};
+    size_t size = ggtk_value_type_size(arr->elem_type);
     memcpy(&element.v, (const unsigned char *)arr->data + i * size, size);
     return element;
 }
 
-static void print_array(FILE *out, const gguf_array *arr, bool full)
+static void print_array(FILE *out, const ggtk_array *arr, bool full)
 {
     uint64_t shown = full || arr->count <= PREVIEW_ELEMENTS ? arr->count : PREVIEW_ELEMENTS;
     fputc('[', out);
     for (uint64_t i = 0; i < shown; i++) {
         if (i > 0)
             fputs(", ", out);
-        if (arr->elem_type == GGUF_VALUE_STRING)
-            print_string(out, &((const gguf_string *)arr->data)[i], full);
-        else if (arr->elem_type == GGUF_VALUE_ARRAY)
-            inspect_print_value(out, &((const gguf_value *)arr->data)[i], full);
+        if (arr->elem_type == GGTK_VALUE_STRING)
+            print_string(out, &((const ggtk_string *)arr->data)[i], full);
+        else if (arr->elem_type == GGTK_VALUE_ARRAY)
+            inspect_print_value(out, &((const ggtk_value *)arr->data)[i], full);
         else {
-            gguf_value element = array_element(arr, i);
+            ggtk_value element = array_element(arr, i);
             inspect_print_value(out, &element, full);
         }
     }
@@ -129,37 +129,37 @@ static void print_array(FILE *out, const gguf_array *arr, bool full)
     fputc(']', out);
 }
 
-void inspect_print_value(FILE *out, const gguf_value *value, bool full)
+void inspect_print_value(FILE *out, const ggtk_value *value, bool full)
 {
     switch (value->type) {
-    case GGUF_VALUE_UINT8: fprintf(out, "%u", value->v.u8); break;
-    case GGUF_VALUE_INT8: fprintf(out, "%d", value->v.i8); break;
-    case GGUF_VALUE_UINT16: fprintf(out, "%u", value->v.u16); break;
-    case GGUF_VALUE_INT16: fprintf(out, "%d", value->v.i16); break;
-    case GGUF_VALUE_UINT32: fprintf(out, "%" PRIu32, value->v.u32); break;
-    case GGUF_VALUE_INT32: fprintf(out, "%" PRId32, value->v.i32); break;
-    case GGUF_VALUE_UINT64: fprintf(out, "%" PRIu64, value->v.u64); break;
-    case GGUF_VALUE_INT64: fprintf(out, "%" PRId64, value->v.i64); break;
-    case GGUF_VALUE_FLOAT32: print_float(out, value->v.f32, true); break;
-    case GGUF_VALUE_FLOAT64: print_float(out, value->v.f64, false); break;
-    case GGUF_VALUE_BOOL: fputs(value->v.b ? "true" : "false", out); break;
-    case GGUF_VALUE_STRING: print_string(out, &value->v.str, full); break;
-    case GGUF_VALUE_ARRAY: print_array(out, &value->v.arr, full); break;
+    case GGTK_VALUE_UINT8: fprintf(out, "%u", value->v.u8); break;
+    case GGTK_VALUE_INT8: fprintf(out, "%d", value->v.i8); break;
+    case GGTK_VALUE_UINT16: fprintf(out, "%u", value->v.u16); break;
+    case GGTK_VALUE_INT16: fprintf(out, "%d", value->v.i16); break;
+    case GGTK_VALUE_UINT32: fprintf(out, "%" PRIu32, value->v.u32); break;
+    case GGTK_VALUE_INT32: fprintf(out, "%" PRId32, value->v.i32); break;
+    case GGTK_VALUE_UINT64: fprintf(out, "%" PRIu64, value->v.u64); break;
+    case GGTK_VALUE_INT64: fprintf(out, "%" PRId64, value->v.i64); break;
+    case GGTK_VALUE_FLOAT32: print_float(out, value->v.f32, true); break;
+    case GGTK_VALUE_FLOAT64: print_float(out, value->v.f64, false); break;
+    case GGTK_VALUE_BOOL: fputs(value->v.b ? "true" : "false", out); break;
+    case GGTK_VALUE_STRING: print_string(out, &value->v.str, full); break;
+    case GGTK_VALUE_ARRAY: print_array(out, &value->v.arr, full); break;
     default: fputs("?", out); break;
     }
 }
 
-const char *inspect_value_type_label(const gguf_value *value, char *buf, size_t size)
+const char *inspect_value_type_label(const ggtk_value *value, char *buf, size_t size)
 {
-    if (value->type == GGUF_VALUE_ARRAY)
-        snprintf(buf, size, "array[%s,%" PRIu64 "]", gguf_value_type_name(value->v.arr.elem_type),
+    if (value->type == GGTK_VALUE_ARRAY)
+        snprintf(buf, size, "array[%s,%" PRIu64 "]", ggtk_value_type_name(value->v.arr.elem_type),
                  value->v.arr.count);
     else
-        snprintf(buf, size, "%s", gguf_value_type_name(value->type));
+        snprintf(buf, size, "%s", ggtk_value_type_name(value->type));
     return buf;
 }
 
-const char *inspect_shape_label(const gguf_tensor_info *tensor, char *buf, size_t size)
+const char *inspect_shape_label(const ggtk_tensor_info *tensor, char *buf, size_t size)
 {
     size_t used = (size_t)snprintf(buf, size, "[");
     for (uint32_t d = 0; d < tensor->n_dims && used < size; d++)

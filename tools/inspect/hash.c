@@ -1,6 +1,6 @@
 /* hash.c - --hash writes a manifest of tensor data hashes, --verify checks a file against one.
  * Manifest: one line "XXH64  NAME" per tensor in file order (16 lower-case hex digits, two
- * spaces), then "XXH64  all", the gguf_hash_combine() of all tensor hashes; the last line is the
+ * spaces), then "XXH64  all", the ggtk_hash_combine() of all tensor hashes; the last line is the
  * total even if a tensor happens to be called "all". With --tensors the total is left out. */
 #include "inspect.h"
 
@@ -11,19 +11,19 @@
 
 static const char total_name[] = "all";
 
-bool inspect_hash_selected(const inspect_options *opt, const gguf_file *file, uint64_t *hashes)
+bool inspect_hash_selected(const inspect_options *opt, const ggtk_file *file, uint64_t *hashes)
 {
-    int64_t n = gguf_tensor_count(file), n_selected = 0;
+    int64_t n = ggtk_tensor_count(file), n_selected = 0;
     int64_t *indices = malloc((size_t)(n ? n : 1) * sizeof *indices);
     uint64_t *selected_hashes = malloc((size_t)(n ? n : 1) * sizeof *selected_hashes);
-    gguf_error err;
+    ggtk_error err;
     bool ok = indices && selected_hashes;
     if (!ok)
-        snprintf(err.message, sizeof err.message, "%s: out of memory", gguf_path(file));
+        snprintf(err.message, sizeof err.message, "%s: out of memory", ggtk_path(file));
     for (int64_t i = 0; ok && i < n; i++)
-        if (inspect_tensor_selected(opt, gguf_tensor(file, i)->name))
+        if (inspect_tensor_selected(opt, ggtk_tensor(file, i)->name))
             indices[n_selected++] = i;
-    if (ok && gguf_hash_tensors(file, indices, n_selected, selected_hashes, &err) != GGUF_OK)
+    if (ok && ggtk_hash_tensors(file, indices, n_selected, selected_hashes, &err) != GGTK_OK)
         ok = false;
     for (int64_t k = 0; ok && k < n_selected; k++)
         hashes[indices[k]] = selected_hashes[k];
@@ -36,17 +36,17 @@ bool inspect_hash_selected(const inspect_options *opt, const gguf_file *file, ui
 
 /* The file mapped and the hashes of its selected tensors, by file index. */
 typedef struct hashed_file {
-    gguf_file *file;
+    ggtk_file *file;
     uint64_t *hashes;
 } hashed_file;
 
 static bool open_hashed(const inspect_options *opt, hashed_file *h)
 {
     h->hashes = NULL;
-    h->file = inspect_open(opt->files[0], GGUF_OPEN_MMAP);
+    h->file = inspect_open(opt->files[0], GGTK_OPEN_MMAP);
     if (!h->file)
         return false;
-    int64_t n = gguf_tensor_count(h->file);
+    int64_t n = ggtk_tensor_count(h->file);
     h->hashes = calloc((size_t)(n ? n : 1), sizeof *h->hashes);
     if (!h->hashes)
         inspect_error("%s: out of memory", opt->files[0]);
@@ -56,7 +56,7 @@ static bool open_hashed(const inspect_options *opt, hashed_file *h)
 static void close_hashed(hashed_file *h)
 {
     free(h->hashes);
-    gguf_close(h->file);
+    ggtk_close(h->file);
 }
 
 int inspect_hash(const inspect_options *opt)
@@ -66,11 +66,11 @@ int inspect_hash(const inspect_options *opt)
         close_hashed(&h);
         return EXIT_FAIL;
     }
-    for (int64_t i = 0; i < gguf_tensor_count(h.file); i++)
-        if (inspect_tensor_selected(opt, gguf_tensor(h.file, i)->name))
-            printf("%016" PRIx64 "  %s\n", h.hashes[i], gguf_tensor(h.file, i)->name);
+    for (int64_t i = 0; i < ggtk_tensor_count(h.file); i++)
+        if (inspect_tensor_selected(opt, ggtk_tensor(h.file, i)->name))
+            printf("%016" PRIx64 "  %s\n", h.hashes[i], ggtk_tensor(h.file, i)->name);
     if (!opt->tensor_glob)
-        printf("%016" PRIx64 "  %s\n", gguf_hash_combine(h.hashes, gguf_tensor_count(h.file)),
+        printf("%016" PRIx64 "  %s\n", ggtk_hash_combine(h.hashes, ggtk_tensor_count(h.file)),
                total_name);
     close_hashed(&h);
     return EXIT_OK;
@@ -175,7 +175,7 @@ static int64_t compare_entries(const inspect_options *opt, const hashed_file *h,
         const manifest_entry *e = &m->entries[k];
         if (!inspect_tensor_selected(opt, e->name))
             continue;
-        int64_t i = gguf_find_tensor(h->file, e->name);
+        int64_t i = ggtk_find_tensor(h->file, e->name);
         if (i < 0 || seen[i]) {
             printf("%s  %s (%s)\n", i < 0 ? "MISSING" : "TWICE  ", e->name,
                    i < 0 ? "in the manifest, not in the file" : "listed twice in the manifest");
@@ -189,8 +189,8 @@ static int64_t compare_entries(const inspect_options *opt, const hashed_file *h,
             mismatches++;
         }
     }
-    for (int64_t i = 0; i < gguf_tensor_count(h->file); i++) {
-        const char *name = gguf_tensor(h->file, i)->name;
+    for (int64_t i = 0; i < ggtk_tensor_count(h->file); i++) {
+        const char *name = ggtk_tensor(h->file, i)->name;
         if (!seen[i] && inspect_tensor_selected(opt, name)) {
             printf("EXTRA    %s (in the file, not in the manifest)\n", name);
             mismatches++;
@@ -215,14 +215,14 @@ int inspect_verify(const inspect_options *opt)
     }
     if (!open_hashed(opt, &h))
         goto done;
-    int64_t n = gguf_tensor_count(h.file);
+    int64_t n = ggtk_tensor_count(h.file);
     seen = calloc((size_t)(n ? n : 1), sizeof *seen);
     if (!seen) {
         inspect_error("%s: out of memory", opt->files[0]);
         goto done;
     }
     int64_t mismatches = compare_entries(opt, &h, &m, seen);
-    uint64_t total = gguf_hash_combine(h.hashes, n);
+    uint64_t total = ggtk_hash_combine(h.hashes, n);
     if (!opt->tensor_glob && m.has_total && total != m.total) {
         printf("DIFFERS  %s (manifest %016" PRIx64 ", file %016" PRIx64 ")\n", total_name,
                m.total, total);

@@ -3,8 +3,8 @@
 #ifndef INSPECT_H
 #define INSPECT_H
 
-#include "gguf.h"
-#include "gguf_util.h"
+#include <ggtk/gguf.h>
+#include <ggtk/gguf_util.h>
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -36,15 +36,15 @@ typedef struct inspect_options {
 void inspect_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Open `path` or print its error; NULL on failure. */
-gguf_file *inspect_open(const char *path, gguf_open_mode mode);
+ggtk_file *inspect_open(const char *path, ggtk_open_mode mode);
 
 /* True when tensor `name` passes the --tensors filter. */
 bool inspect_tensor_selected(const inspect_options *opt, const char *name);
 
 /* XXH64 of the data of every tensor that passes the filter, stored at its file index in `hashes`
- * (gguf_tensor_count() entries; others are left alone). Prints the error and returns false on
+ * (ggtk_tensor_count() entries; others are left alone). Prints the error and returns false on
  * failure. */
-bool inspect_hash_selected(const inspect_options *opt, const gguf_file *file, uint64_t *hashes);
+bool inspect_hash_selected(const inspect_options *opt, const ggtk_file *file, uint64_t *hashes);
 
 /* Commands: each returns the exit status. */
 int inspect_report(const inspect_options *opt);
@@ -55,16 +55,16 @@ int inspect_check(const inspect_options *opt);
 
 /* The text report and the JSON report of one file; `hashes` (one per tensor, file order) and
  * `all_hash` are printed when hashes is not NULL. */
-int inspect_print_text(const inspect_options *opt, const gguf_file *file,
-                       const gguf_summary *summary);
-int inspect_print_json(const inspect_options *opt, const gguf_file *file,
-                       const gguf_summary *summary, const uint64_t *hashes, uint64_t all_hash);
+int inspect_print_text(const inspect_options *opt, const ggtk_file *file,
+                       const ggtk_summary *summary);
+int inspect_print_json(const inspect_options *opt, const ggtk_file *file,
+                       const ggtk_summary *summary, const uint64_t *hashes, uint64_t all_hash);
 
 /* JSON building blocks (print_json.c), each a new reference or NULL when out of memory. A string
  * that is not valid UTF-8 (token pieces need not be) gets U+FFFD for each invalid byte. */
 json_t *inspect_json_string(const char *data, uint64_t len);
-json_t *inspect_json_value(const gguf_value *value, bool full);
-json_t *inspect_json_shape(const gguf_tensor_info *tensor);
+json_t *inspect_json_value(const ggtk_value *value, bool full);
+json_t *inspect_json_shape(const ggtk_tensor_info *tensor);
 
 /* Length of the valid UTF-8 sequence starting at s (at most n bytes), or 0 when it is invalid
  * (overlong forms and surrogates included). */
@@ -72,10 +72,10 @@ size_t inspect_utf8_sequence(const unsigned char *s, size_t n);
 
 /* Text rendering of values (format_value.c). Unless `full`, arrays show their first elements and
  * then "... (N elements)", and long strings end in "... (N bytes)". */
-void inspect_print_value(FILE *out, const gguf_value *value, bool full);
+void inspect_print_value(FILE *out, const ggtk_value *value, bool full);
 /* "uint32", "string", "array[string,49152]" into buf. */
-const char *inspect_value_type_label(const gguf_value *value, char *buf, size_t size);
+const char *inspect_value_type_label(const ggtk_value *value, char *buf, size_t size);
 /* "[576, 49152]" into buf. */
-const char *inspect_shape_label(const gguf_tensor_info *tensor, char *buf, size_t size);
+const char *inspect_shape_label(const ggtk_tensor_info *tensor, char *buf, size_t size);
 
 #endif

@@ -37,10 +37,10 @@ void inspect_error(const char *fmt, ...)
     va_end(ap);
 }
 
-gguf_file *inspect_open(const char *path, gguf_open_mode mode)
+ggtk_file *inspect_open(const char *path, ggtk_open_mode mode)
 {
-    gguf_error err;
-    gguf_file *file = gguf_open(path, mode, &err);
+    ggtk_error err;
+    ggtk_file *file = ggtk_open(path, mode, &err);
     if (!file)
         inspect_error("%s", err.message);
     return file;

@@ -51,20 +51,20 @@ static json_t *u64_json(uint64_t value)
 
 static json_t *cstring_json(const char *text) { return inspect_json_string(text, strlen(text)); }
 
-static json_t *array_json(const gguf_array *arr, bool full)
+static json_t *array_json(const ggtk_array *arr, bool full)
 {
     uint64_t shown = full || arr->count <= PREVIEW_ELEMENTS ? arr->count : PREVIEW_ELEMENTS;
     json_t *list = json_array();
-    size_t size = gguf_value_type_size(arr->elem_type);
+    size_t size = ggtk_value_type_size(arr->elem_type);
     for (uint64_t i = 0; list && i < shown; i++) {
         json_t *item;
-        if (arr->elem_type == GGUF_VALUE_STRING) {
-            const gguf_string *s = &((const gguf_string *)arr->data)[i];
+        if (arr->elem_type == GGTK_VALUE_STRING) {
+            const ggtk_string *s = &((const ggtk_string *)arr->data)[i];
             item = inspect_json_string(s->data, s->len);
-        } else if (arr->elem_type == GGUF_VALUE_ARRAY) {
-            item = inspect_json_value(&((const gguf_value *)arr->data)[i], full);
+        } else if (arr->elem_type == GGTK_VALUE_ARRAY) {
+            item = inspect_json_value(&((const ggtk_value *)arr->data)[i], full);
         } else {
-            gguf_value element = {.type = arr->elem_type};
+            ggtk_value element = {.type = arr->elem_type};
             memcpy(&element.v, (const unsigned char *)arr->data + i * size, size);
             item = inspect_json_value(&element, full);
         }
@@ -73,47 +73,47 @@ static json_t *array_json(const gguf_array *arr, bool full)
     return list;
 }
 
-json_t *inspect_json_value(const gguf_value *value, bool full)
+json_t *inspect_json_value(const ggtk_value *value, bool full)
 {
     switch (value->type) {
-    case GGUF_VALUE_UINT8: return json_integer(value->v.u8);
-    case GGUF_VALUE_INT8: return json_integer(value->v.i8);
-    case GGUF_VALUE_UINT16: return json_integer(value->v.u16);
-    case GGUF_VALUE_INT16: return json_integer(value->v.i16);
-    case GGUF_VALUE_UINT32: return json_integer(value->v.u32);
-    case GGUF_VALUE_INT32: return json_integer(value->v.i32);
-    case GGUF_VALUE_UINT64: return u64_json(value->v.u64);
-    case GGUF_VALUE_INT64: return json_integer(value->v.i64);
-    case GGUF_VALUE_FLOAT32: return json_real(value->v.f32);
-    case GGUF_VALUE_FLOAT64: return json_real(value->v.f64);
-    case GGUF_VALUE_BOOL: return json_boolean(value->v.b);
-    case GGUF_VALUE_STRING: return inspect_json_string(value->v.str.data, value->v.str.len);
-    case GGUF_VALUE_ARRAY: return array_json(&value->v.arr, full);
+    case GGTK_VALUE_UINT8: return json_integer(value->v.u8);
+    case GGTK_VALUE_INT8: return json_integer(value->v.i8);
+    case GGTK_VALUE_UINT16: return json_integer(value->v.u16);
+    case GGTK_VALUE_INT16: return json_integer(value->v.i16);
+    case GGTK_VALUE_UINT32: return json_integer(value->v.u32);
+    case GGTK_VALUE_INT32: return json_integer(value->v.i32);
+    case GGTK_VALUE_UINT64: return u64_json(value->v.u64);
+    case GGTK_VALUE_INT64: return json_integer(value->v.i64);
+    case GGTK_VALUE_FLOAT32: return json_real(value->v.f32);
+    case GGTK_VALUE_FLOAT64: return json_real(value->v.f64);
+    case GGTK_VALUE_BOOL: return json_boolean(value->v.b);
+    case GGTK_VALUE_STRING: return inspect_json_string(value->v.str.data, value->v.str.len);
+    case GGTK_VALUE_ARRAY: return array_json(&value->v.arr, full);
     default: return json_null();
     }
 }
 
-static json_t *header_json(const gguf_file *file)
+static json_t *header_json(const ggtk_file *file)
 {
-    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "version", (json_int_t)gguf_version(file),
-                     "alignment", (json_int_t)gguf_alignment(file), "kv_count",
-                     (json_int_t)gguf_kv_count(file), "tensor_count",
-                     (json_int_t)gguf_tensor_count(file), "data_offset",
-                     (json_int_t)gguf_data_offset(file), "file_size",
-                     (json_int_t)gguf_file_size(file));
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "version", (json_int_t)ggtk_version(file),
+                     "alignment", (json_int_t)ggtk_alignment(file), "kv_count",
+                     (json_int_t)ggtk_kv_count(file), "tensor_count",
+                     (json_int_t)ggtk_tensor_count(file), "data_offset",
+                     (json_int_t)ggtk_data_offset(file), "file_size",
+                     (json_int_t)ggtk_file_size(file));
 }
 
-static json_t *metadata_json(const inspect_options *opt, const gguf_file *file)
+static json_t *metadata_json(const inspect_options *opt, const ggtk_file *file)
 {
     json_t *list = json_array();
-    for (int64_t i = 0; list && i < gguf_kv_count(file); i++) {
-        const gguf_value *value = gguf_kv_value(file, i);
-        json_t *entry = json_pack("{s:o, s:s, s:o}", "key", cstring_json(gguf_kv_key(file, i)),
-                                  "type", gguf_value_type_name(value->type), "value",
+    for (int64_t i = 0; list && i < ggtk_kv_count(file); i++) {
+        const ggtk_value *value = ggtk_kv_value(file, i);
+        json_t *entry = json_pack("{s:o, s:s, s:o}", "key", cstring_json(ggtk_kv_key(file, i)),
+                                  "type", ggtk_value_type_name(value->type), "value",
                                   inspect_json_value(value, opt->full));
-        if (entry && value->type == GGUF_VALUE_ARRAY) {
+        if (entry && value->type == GGTK_VALUE_ARRAY) {
             json_object_set_new(entry, "element_type",
-                                json_string(gguf_value_type_name(value->v.arr.elem_type)));
+                                json_string(ggtk_value_type_name(value->v.arr.elem_type)));
             json_object_set_new(entry, "count", u64_json(value->v.arr.count));
             json_object_set_new(entry, "truncated",
                                 json_boolean(!opt->full && value->v.arr.count > PREVIEW_ELEMENTS));
@@ -123,7 +123,7 @@ static json_t *metadata_json(const inspect_options *opt, const gguf_file *file)
     return list;
 }
 
-json_t *inspect_json_shape(const gguf_tensor_info *tensor)
+json_t *inspect_json_shape(const ggtk_tensor_info *tensor)
 {
     json_t *shape = json_array();
     for (uint32_t d = 0; shape && d < tensor->n_dims; d++)
@@ -131,11 +131,11 @@ json_t *inspect_json_shape(const gguf_tensor_info *tensor)
     return shape;
 }
 
-static json_t *tensor_json(int64_t index, const gguf_tensor_info *t, const uint64_t *hash)
+static json_t *tensor_json(int64_t index, const ggtk_tensor_info *t, const uint64_t *hash)
 {
     json_t *entry = json_pack("{s:I, s:o, s:s, s:o, s:o, s:o}", "index", (json_int_t)index,
                               "name", cstring_json(t->name), "type",
-                              gguf_tensor_type_info_get(t->type)->name, "shape",
+                              ggtk_tensor_type_info_get(t->type)->name, "shape",
                               inspect_json_shape(t), "offset", u64_json(t->offset), "bytes",
                               u64_json(t->size));
     if (entry && hash) {
@@ -146,28 +146,28 @@ static json_t *tensor_json(int64_t index, const gguf_tensor_info *t, const uint6
     return entry;
 }
 
-static json_t *tensors_json(const inspect_options *opt, const gguf_file *file,
+static json_t *tensors_json(const inspect_options *opt, const ggtk_file *file,
                             const uint64_t *hashes)
 {
     json_t *list = json_array();
-    for (int64_t i = 0; list && i < gguf_tensor_count(file); i++) {
-        const gguf_tensor_info *t = gguf_tensor(file, i);
+    for (int64_t i = 0; list && i < ggtk_tensor_count(file); i++) {
+        const ggtk_tensor_info *t = ggtk_tensor(file, i);
         if (inspect_tensor_selected(opt, t->name))
             json_array_append_new(list, tensor_json(i, t, hashes ? &hashes[i] : NULL));
     }
     return list;
 }
 
-static json_t *types_json(const gguf_summary *summary)
+static json_t *types_json(const ggtk_summary *summary)
 {
     json_t *list = json_array();
     for (int i = 0; list && i < summary->n_types; i++) {
-        const gguf_type_usage *u = &summary->types[i];
+        const ggtk_type_usage *u = &summary->types[i];
         double share = summary->tensor_bytes
                            ? 100.0 * (double)u->bytes / (double)summary->tensor_bytes
                            : 0.0;
         json_array_append_new(list, json_pack("{s:s, s:I, s:o, s:o, s:f}", "type",
-                                              gguf_tensor_type_info_get(u->type)->name,
+                                              ggtk_tensor_type_info_get(u->type)->name,
                                               "tensors", (json_int_t)u->tensors, "elements",
                                               u64_json(u->elements), "bytes", u64_json(u->bytes),
                                               "percent", share));
@@ -175,9 +175,9 @@ static json_t *types_json(const gguf_summary *summary)
     return list;
 }
 
-static json_t *model_json(const gguf_summary *summary)
+static json_t *model_json(const ggtk_summary *summary)
 {
-    const gguf_file_type_info *ft = summary->file_type_info;
+    const ggtk_file_type_info *ft = summary->file_type_info;
     return json_pack("{s:o?, s:o, s:o, s:f, s:I, s:s?, s:s?, s:b}", "architecture",
                      summary->architecture ? cstring_json(summary->architecture) : NULL,
                      "parameters", u64_json(summary->parameters),
@@ -187,11 +187,11 @@ static json_t *model_json(const gguf_summary *summary)
                      ft ? ft->label : NULL, "file_type_guessed", summary->file_type_guessed);
 }
 
-int inspect_print_json(const inspect_options *opt, const gguf_file *file,
-                       const gguf_summary *summary, const uint64_t *hashes, uint64_t all_hash)
+int inspect_print_json(const inspect_options *opt, const ggtk_file *file,
+                       const ggtk_summary *summary, const uint64_t *hashes, uint64_t all_hash)
 {
     json_t *root = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "file",
-                             cstring_json(gguf_path(file)), "header", header_json(file),
+                             cstring_json(ggtk_path(file)), "header", header_json(file),
                              "metadata", metadata_json(opt, file), "tensors",
                              tensors_json(opt, file, hashes), "types", types_json(summary),
                              "model", model_json(summary));
@@ -204,7 +204,7 @@ int inspect_print_json(const inspect_options *opt, const gguf_file *file,
     }
     if (!root || json_dumpf(root, stdout, JSON_INDENT(2)) != 0) {
         json_decref(root);
-        inspect_error("%s: building the JSON document failed (out of memory?)", gguf_path(file));
+        inspect_error("%s: building the JSON document failed (out of memory?)", ggtk_path(file));
         return EXIT_FAIL;
     }
     putchar('\n');

@@ -7,45 +7,45 @@
 
 static double mebibytes(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 
-static void print_header(const gguf_file *file)
+static void print_header(const ggtk_file *file)
 {
-    printf("file            %s\n", gguf_path(file));
-    printf("version         %" PRIu32 "\n", gguf_version(file));
-    printf("alignment       %" PRIu32 "\n", gguf_alignment(file));
-    printf("kv count        %" PRId64 "\n", gguf_kv_count(file));
-    printf("tensor count    %" PRId64 "\n", gguf_tensor_count(file));
-    printf("data offset     %" PRIu64 "\n", gguf_data_offset(file));
-    printf("file size       %" PRIu64 " (%.2f MiB)\n", gguf_file_size(file),
-           mebibytes(gguf_file_size(file)));
+    printf("file            %s\n", ggtk_path(file));
+    printf("version         %" PRIu32 "\n", ggtk_version(file));
+    printf("alignment       %" PRIu32 "\n", ggtk_alignment(file));
+    printf("kv count        %" PRId64 "\n", ggtk_kv_count(file));
+    printf("tensor count    %" PRId64 "\n", ggtk_tensor_count(file));
+    printf("data offset     %" PRIu64 "\n", ggtk_data_offset(file));
+    printf("file size       %" PRIu64 " (%.2f MiB)\n", ggtk_file_size(file),
+           mebibytes(ggtk_file_size(file)));
 }
 
-static void print_metadata(const inspect_options *opt, const gguf_file *file)
+static void print_metadata(const inspect_options *opt, const ggtk_file *file)
 {
     int key_width = 0, type_width = 0;
     char type[64];
-    for (int64_t i = 0; i < gguf_kv_count(file); i++) {
-        int k = (int)strlen(gguf_kv_key(file, i));
-        int t = (int)strlen(inspect_value_type_label(gguf_kv_value(file, i), type, sizeof type));
+    for (int64_t i = 0; i < ggtk_kv_count(file); i++) {
+        int k = (int)strlen(ggtk_kv_key(file, i));
+        int t = (int)strlen(inspect_value_type_label(ggtk_kv_value(file, i), type, sizeof type));
         key_width = k > key_width ? k : key_width;
         type_width = t > type_width ? t : type_width;
     }
-    printf("\nmetadata: %" PRId64 " keys\n", gguf_kv_count(file));
-    for (int64_t i = 0; i < gguf_kv_count(file); i++) {
-        const gguf_value *value = gguf_kv_value(file, i);
-        printf("  %-*s  %-*s  ", key_width, gguf_kv_key(file, i), type_width,
+    printf("\nmetadata: %" PRId64 " keys\n", ggtk_kv_count(file));
+    for (int64_t i = 0; i < ggtk_kv_count(file); i++) {
+        const ggtk_value *value = ggtk_kv_value(file, i);
+        printf("  %-*s  %-*s  ", key_width, ggtk_kv_key(file, i), type_width,
                inspect_value_type_label(value, type, sizeof type));
         inspect_print_value(stdout, value, opt->full);
         putchar('\n');
     }
 }
 
-static void print_tensors(const inspect_options *opt, const gguf_file *file)
+static void print_tensors(const inspect_options *opt, const ggtk_file *file)
 {
-    int64_t n = gguf_tensor_count(file), shown = 0;
+    int64_t n = ggtk_tensor_count(file), shown = 0;
     int name_width = 4, shape_width = 5;
     char shape[128];
     for (int64_t i = 0; i < n; i++) {
-        const gguf_tensor_info *t = gguf_tensor(file, i);
+        const ggtk_tensor_info *t = ggtk_tensor(file, i);
         if (!inspect_tensor_selected(opt, t->name))
             continue;
         int w = (int)strlen(t->name), s = (int)strlen(inspect_shape_label(t, shape, sizeof shape));
@@ -60,25 +60,25 @@ static void print_tensors(const inspect_options *opt, const gguf_file *file)
     printf("  %5s  %-*s  %-7s  %-*s  %12s  %12s\n", "index", name_width, "name", "type",
            shape_width, "shape", "offset", "bytes");
     for (int64_t i = 0; i < n; i++) {
-        const gguf_tensor_info *t = gguf_tensor(file, i);
+        const ggtk_tensor_info *t = ggtk_tensor(file, i);
         if (!inspect_tensor_selected(opt, t->name))
             continue;
         printf("  %5" PRId64 "  %-*s  %-7s  %-*s  %12" PRIu64 "  %12" PRIu64 "\n", i, name_width,
-               t->name, gguf_tensor_type_info_get(t->type)->name, shape_width,
+               t->name, ggtk_tensor_type_info_get(t->type)->name, shape_width,
                inspect_shape_label(t, shape, sizeof shape), t->offset, t->size);
     }
 }
 
-static void print_types(const gguf_summary *summary)
+static void print_types(const ggtk_summary *summary)
 {
     printf("\ntensor types: %d\n", summary->n_types);
     printf("  %-7s  %7s  %14s  %12s  %9s\n", "type", "tensors", "elements", "bytes", "% of data");
     for (int i = 0; i < summary->n_types; i++) {
-        const gguf_type_usage *u = &summary->types[i];
+        const ggtk_type_usage *u = &summary->types[i];
         double share =
             summary->tensor_bytes ? 100.0 * (double)u->bytes / (double)summary->tensor_bytes : 0.0;
         printf("  %-7s  %7" PRId64 "  %14" PRIu64 "  %12" PRIu64 "  %8.2f%%\n",
-               gguf_tensor_type_info_get(u->type)->name, u->tensors, u->elements, u->bytes, share);
+               ggtk_tensor_type_info_get(u->type)->name, u->tensors, u->elements, u->bytes, share);
     }
 }
 
@@ -96,7 +96,7 @@ static void print_parameters(uint64_t parameters)
            (double)parameters / units[u].scale, units[u].unit);
 }
 
-static void print_model(const gguf_summary *summary)
+static void print_model(const ggtk_summary *summary)
 {
     printf("\nmodel\n");
     printf("  architecture     %s\n", summary->architecture ? summary->architecture : "(none)");
@@ -104,14 +104,14 @@ static void print_model(const gguf_summary *summary)
     printf("  tensor data      %" PRIu64 " bytes (%.2f MiB)\n", summary->tensor_bytes,
            mebibytes(summary->tensor_bytes));
     printf("  bits per weight  %.2f\n", summary->bits_per_weight);
-    const gguf_file_type_info *ft = summary->file_type_info;
+    const ggtk_file_type_info *ft = summary->file_type_info;
     printf("  file type        %" PRIu32 " %s (llama.cpp: %s)%s\n", summary->file_type,
            ft ? ft->name : "UNKNOWN", ft ? ft->label : "unknown, may not work",
            summary->file_type_guessed ? ", guessed: no valid general.file_type" : "");
 }
 
-int inspect_print_text(const inspect_options *opt, const gguf_file *file,
-                       const gguf_summary *summary)
+int inspect_print_text(const inspect_options *opt, const ggtk_file *file,
+                       const ggtk_summary *summary)
 {
     print_header(file);
     print_metadata(opt, file);

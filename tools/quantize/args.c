@@ -61,23 +61,23 @@ static int usage_error(const char *fmt, const char *detail)
 
 static bool type_allowed(int type, bool file_type)
 {
-    if (type < 0 || !gguf_tensor_type_info_get((gguf_tensor_type)type))
+    if (type < 0 || !ggtk_tensor_type_info_get((ggtk_tensor_type)type))
         return false;
-    return file_type ? inf_quantize_file_type_supported((gguf_tensor_type)type)
-                     : inf_quantize_tensor_type_supported((gguf_tensor_type)type);
+    return file_type ? inf_quantize_file_type_supported((ggtk_tensor_type)type)
+                     : inf_quantize_tensor_type_supported((ggtk_tensor_type)type);
 }
 
 /* A tensor type by name (any case) that may be used as the file type or as a per-tensor type;
  * -1 after printing an error that lists the allowed names. */
 static int parse_type(const char *name, bool file_type)
 {
-    int type = gguf_tensor_type_from_name(name);
+    int type = ggtk_tensor_type_from_name(name);
     if (type_allowed(type, file_type))
         return type;
     fprintf(stderr, "gguf-quantize: unknown or unsupported type '%s' (supported:", name);
-    for (int t = 0; t < GGUF_TENSOR_TYPE_COUNT; t++)
+    for (int t = 0; t < GGTK_TENSOR_TYPE_COUNT; t++)
         if (type_allowed(t, file_type))
-            fprintf(stderr, " %s", gguf_tensor_type_info_get((gguf_tensor_type)t)->name);
+            fprintf(stderr, " %s", ggtk_tensor_type_info_get((ggtk_tensor_type)t)->name);
     fprintf(stderr, ")\n");
     return -1;
 }
@@ -115,7 +115,7 @@ static int parse_tensor_rule(tool_args *args, const char *text)
         return EXIT_FAILED;
     }
     args->rule_patterns[n] = pattern;
-    args->rules[n] = (inf_quantize_tensor_rule){pattern, (gguf_tensor_type)type};
+    args->rules[n] = (inf_quantize_tensor_rule){pattern, (ggtk_tensor_type)type};
     args->options.n_tensor_rules = n + 1;
     args->options.tensor_rules = args->rules;
     return 0;
@@ -177,14 +177,14 @@ static int assign_positionals(tool_args *args, char **positional, int n)
     int type = parse_type(positional[n - 1], true);
     if (type < 0)
         return EXIT_USAGE;
-    args->options.type = (gguf_tensor_type)type;
+    args->options.type = (ggtk_tensor_type)type;
     return 0;
 }
 
 int tool_args_parse(tool_args *args, int argc, char **argv, bool *exit_now)
 {
     memset(args, 0, sizeof *args);
-    inf_quantize_options_init(&args->options, GGUF_TENSOR_F32);
+    inf_quantize_options_init(&args->options, GGTK_TENSOR_F32);
     *exit_now = false;
     char *positional[3];
     int n_positional = 0;

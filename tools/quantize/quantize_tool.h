@@ -2,7 +2,7 @@
 #ifndef QUANTIZE_TOOL_H
 #define QUANTIZE_TOOL_H
 
-#include "inf_quantize_file.h"
+#include <ggtk/inf_quantize_file.h>
 
 #include <stdbool.h>
 

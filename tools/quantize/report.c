@@ -11,13 +11,13 @@ static double bits_per_weight(uint64_t bytes, uint64_t weights)
     return weights ? (double)bytes * 8.0 / (double)weights : 0.0;
 }
 
-static const char *type_name(gguf_tensor_type type)
+static const char *type_name(ggtk_tensor_type type)
 {
-    const gguf_tensor_type_info *info = gguf_tensor_type_info_get(type);
+    const ggtk_tensor_type_info *info = ggtk_tensor_type_info_get(type);
     return info ? info->name : "?";
 }
 
-static void format_shape(const gguf_tensor_info *info, char *out, size_t size)
+static void format_shape(const ggtk_tensor_info *info, char *out, size_t size)
 {
     int n = snprintf(out, size, "%llu", (unsigned long long)info->ne[0]);
     for (uint32_t d = 1; d < info->n_dims && n > 0 && (size_t)n < size; d++)

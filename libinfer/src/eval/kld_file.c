@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "eval_internal.h"
-#include "inf_eval.h"
+#include <ggtk/inf_eval.h>
 
 static const char BASE_MAGIC[8] = {'_', 'l', 'o', 'g', 'i', 't', 's', '_'};
 enum { BASE_HEADER_BYTES = 8 + 3 * 4 };

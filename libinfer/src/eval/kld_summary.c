@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "inf_eval.h"
+#include <ggtk/inf_eval.h>
 
 const float inf_kld_percentile_fractions[INF_KLD_N_PERCENTILES] = {
     0.999f, 0.990f, 0.950f, 0.900f, 0.750f, 0.500f, 0.250f, 0.100f, 0.050f, 0.010f, 0.001f,

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "inf_eval.h"
+#include <ggtk/inf_eval.h>
 #include "logits_math.h"
 
 /* Log-probabilities further than this below the most likely token are not stored exactly. */

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "backend/cpu/vec.h"
+#include "engine/backend/cpu/vec.h"
 
 
 /* Largest of sign * x[i]: the kernel scales by sign, exactly. */

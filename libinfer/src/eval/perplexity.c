@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "eval_internal.h"
-#include "inf_eval.h"
+#include <ggtk/inf_eval.h>
 
 struct inf_perplexity {
     inf_session *session;

@@ -2,7 +2,7 @@
  * of llama-perplexity (float logits, double sums) so that the printed digits agree. */
 #include <math.h>
 
-#include "inf_eval.h"
+#include <ggtk/inf_eval.h>
 #include "logits_math.h"
 
 double inf_token_nll(const float *logits, int32_t n_vocab, int32_t token)

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "inf_ops.h"
+#include <ggtk/inf_ops.h>
 #include "model_internal.h"
 
 /* Attention runs in at most ATTENTION_BLOCKS blocks of at least ATTENTION_MIN_BLOCK queries
@@ -171,8 +171,8 @@ bool llama_build_graph(const inf_model *model, inf_context *ctx, const llama_cac
     builder b = {model, hp, ctx, inf_graph_new(ctx, max_nodes), shape, NULL, cache->attn_scratch,
                  true};
     out->logits = NULL;
-    out->tokens = inf_tensor_new_1d(ctx, GGUF_TENSOR_I32, shape.n_tokens);
-    out->positions = inf_tensor_new_1d(ctx, GGUF_TENSOR_I32, shape.n_tokens);
+    out->tokens = inf_tensor_new_1d(ctx, GGTK_TENSOR_I32, shape.n_tokens);
+    out->positions = inf_tensor_new_1d(ctx, GGTK_TENSOR_I32, shape.n_tokens);
     b.positions = out->positions;
     if (out->tokens && out->positions) {
         inf_tensor_set_input(inf_tensor_set_name(out->tokens, "tokens"));

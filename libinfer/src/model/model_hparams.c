@@ -12,29 +12,29 @@
 #define MAX_LAYERS 4096u
 
 /* Read "llama.<name>" as an unsigned integer in [1, max]. `required` false: absent keeps *out. */
-static bool read_count(const gguf_file *file, const char *name, bool required, uint32_t max,
+static bool read_count(const ggtk_file *file, const char *name, bool required, uint32_t max,
                        uint32_t *out, char *err, size_t err_size)
 {
     char key[128];
     snprintf(key, sizeof key, ARCH ".%s", name);
     uint64_t value;
-    gguf_status st = gguf_get_uint(file, key, &value);
-    if (st == GGUF_ERR_NOT_FOUND && !required)
+    ggtk_status st = ggtk_get_uint(file, key, &value);
+    if (st == GGTK_ERR_NOT_FOUND && !required)
         return true;
-    if (st == GGUF_ERR_NOT_FOUND) {
-        snprintf(err, err_size, "%s: missing metadata key %s", gguf_path(file), key);
+    if (st == GGTK_ERR_NOT_FOUND) {
+        snprintf(err, err_size, "%s: missing metadata key %s", ggtk_path(file), key);
         return false;
     }
-    if (st != GGUF_OK) {
-        const gguf_value *v = gguf_get(file, key);
+    if (st != GGTK_OK) {
+        const ggtk_value *v = ggtk_get(file, key);
         snprintf(err, err_size, "%s: metadata key %s is %s, expected a non-negative integer",
-                 gguf_path(file), key,
-                 v && v->type == GGUF_VALUE_ARRAY ? "an array (per-layer values are not supported)"
-                                                  : v ? gguf_value_type_name(v->type) : "?");
+                 ggtk_path(file), key,
+                 v && v->type == GGTK_VALUE_ARRAY ? "an array (per-layer values are not supported)"
+                                                  : v ? ggtk_value_type_name(v->type) : "?");
         return false;
     }
     if (value < 1 || value > max) {
-        snprintf(err, err_size, "%s: metadata key %s is %llu, expected 1..%u", gguf_path(file),
+        snprintf(err, err_size, "%s: metadata key %s is %llu, expected 1..%u", ggtk_path(file),
                  key, (unsigned long long)value, max);
         return false;
     }
@@ -43,24 +43,24 @@ static bool read_count(const gguf_file *file, const char *name, bool required, u
 }
 
 /* Read "llama.<name>" as a positive finite float. `required` false: absent keeps *out. */
-static bool read_float(const gguf_file *file, const char *name, bool required, float *out,
+static bool read_float(const ggtk_file *file, const char *name, bool required, float *out,
                        char *err, size_t err_size)
 {
     char key[128];
     snprintf(key, sizeof key, ARCH ".%s", name);
     double value;
-    gguf_status st = gguf_get_float(file, key, &value);
-    if (st == GGUF_ERR_NOT_FOUND && !required)
+    ggtk_status st = ggtk_get_float(file, key, &value);
+    if (st == GGTK_ERR_NOT_FOUND && !required)
         return true;
-    if (st != GGUF_OK) {
-        snprintf(err, err_size, "%s: %s metadata key %s%s", gguf_path(file),
-                 st == GGUF_ERR_NOT_FOUND ? "missing" : "non-numeric", key,
-                 st == GGUF_ERR_NOT_FOUND ? "" : " (expected a float)");
+    if (st != GGTK_OK) {
+        snprintf(err, err_size, "%s: %s metadata key %s%s", ggtk_path(file),
+                 st == GGTK_ERR_NOT_FOUND ? "missing" : "non-numeric", key,
+                 st == GGTK_ERR_NOT_FOUND ? "" : " (expected a float)");
         return false;
     }
     if (!(value > 0) || !isfinite(value)) {
         snprintf(err, err_size, "%s: metadata key %s is %g, expected a positive number",
-                 gguf_path(file), key, value);
+                 ggtk_path(file), key, value);
         return false;
     }
     *out = (float)value;
@@ -68,22 +68,22 @@ static bool read_float(const gguf_file *file, const char *name, bool required, f
 }
 
 /* rope.scaling.type / .factor (or the older rope.scale_linear): only linear scaling is known. */
-static bool read_rope_scaling(const gguf_file *file, inf_model_hparams *hp, char *err,
+static bool read_rope_scaling(const ggtk_file *file, inf_model_hparams *hp, char *err,
                               size_t err_size)
 {
     float factor = 1.0f;
     if (!read_float(file, "rope.scale_linear", false, &factor, err, err_size))
         return false;
     const char *type = NULL;
-    gguf_status st = gguf_get_string(file, ARCH ".rope.scaling.type", &type);
-    if (st == GGUF_ERR_TYPE) {
+    ggtk_status st = ggtk_get_string(file, ARCH ".rope.scaling.type", &type);
+    if (st == GGTK_ERR_TYPE) {
         snprintf(err, err_size, "%s: metadata key " ARCH ".rope.scaling.type is not a string",
-                 gguf_path(file));
+                 ggtk_path(file));
         return false;
     }
     if (type && strcmp(type, "none") != 0 && strcmp(type, "linear") != 0) {
         snprintf(err, err_size, "%s: rope scaling '%s' is not supported (only linear)",
-                 gguf_path(file), type);
+                 ggtk_path(file), type);
         return false;
     }
     if (type && strcmp(type, "linear") == 0 &&
@@ -96,10 +96,10 @@ static bool read_rope_scaling(const gguf_file *file, inf_model_hparams *hp, char
 }
 
 /* The shapes must fit together for the attention the graph builds. */
-static bool check_hparams(const gguf_file *file, const inf_model_hparams *hp, char *err,
+static bool check_hparams(const ggtk_file *file, const inf_model_hparams *hp, char *err,
                           size_t err_size)
 {
-    const char *path = gguf_path(file);
+    const char *path = ggtk_path(file);
     if (hp->n_head % hp->n_head_kv != 0) {
         snprintf(err, err_size, "%s: %u attention heads cannot be grouped over %u key/value heads",
                  path, hp->n_head, hp->n_head_kv);
@@ -118,7 +118,7 @@ static bool check_hparams(const gguf_file *file, const inf_model_hparams *hp, ch
     return true;
 }
 
-bool llama_read_hparams(const gguf_file *file, inf_model_hparams *hp, char *err, size_t err_size)
+bool llama_read_hparams(const ggtk_file *file, inf_model_hparams *hp, char *err, size_t err_size)
 {
     memset(hp, 0, sizeof *hp);
     if (!read_count(file, "context_length", true, 1u << 24, &hp->n_ctx_train, err, err_size) ||
@@ -128,18 +128,18 @@ bool llama_read_hparams(const gguf_file *file, inf_model_hparams *hp, char *err,
         !read_count(file, "attention.head_count", true, MAX_DIM, &hp->n_head, err, err_size))
         return false;
     uint64_t n_expert = 0;
-    if (gguf_get_uint(file, ARCH ".expert_count", &n_expert) == GGUF_OK && n_expert > 0) {
+    if (ggtk_get_uint(file, ARCH ".expert_count", &n_expert) == GGTK_OK && n_expert > 0) {
         snprintf(err, err_size, "%s: mixture-of-experts Llama models (expert_count %llu) are not "
-                 "supported", gguf_path(file), (unsigned long long)n_expert);
+                 "supported", ggtk_path(file), (unsigned long long)n_expert);
         return false;
     }
     hp->n_head_kv = hp->n_head;
     if (!read_count(file, "attention.head_count_kv", false, hp->n_head, &hp->n_head_kv, err,
                     err_size))
         return false;
-    if (hp->n_embd % hp->n_head != 0 && !gguf_get(file, ARCH ".attention.key_length")) {
+    if (hp->n_embd % hp->n_head != 0 && !ggtk_get(file, ARCH ".attention.key_length")) {
         snprintf(err, err_size, "%s: embedding_length %u is not a multiple of head_count %u",
-                 gguf_path(file), hp->n_embd, hp->n_head);
+                 ggtk_path(file), hp->n_embd, hp->n_head);
         return false;
     }
     hp->n_embd_head = hp->n_embd / hp->n_head;
@@ -150,7 +150,7 @@ bool llama_read_hparams(const gguf_file *file, inf_model_hparams *hp, char *err,
         return false;
     if (value_length && value_length != hp->n_embd_head) {
         snprintf(err, err_size, "%s: attention.value_length %u differs from key_length %u (not "
-                 "supported)", gguf_path(file), value_length, hp->n_embd_head);
+                 "supported)", ggtk_path(file), value_length, hp->n_embd_head);
         return false;
     }
     hp->n_rot = hp->n_embd_head;

@@ -6,10 +6,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "inf_backend.h"
-#include "inf_graph.h"
-#include "inf_model.h"
-#include "inf_tensor.h"
+#include <ggtk/inf_backend.h>
+#include <ggtk/inf_graph.h>
+#include <ggtk/inf_model.h>
+#include <ggtk/inf_tensor.h>
 
 /* The weights of one transformer block. Biases are NULL when the file has none. */
 typedef struct llama_layer {
@@ -22,7 +22,7 @@ typedef struct llama_layer {
 } llama_layer;
 
 struct inf_model {
-    gguf_file *file;
+    ggtk_file *file;
     inf_model_hparams hparams;
     inf_vocab *vocab;
     inf_context *weights;       /* no-data context holding the weight tensors */
@@ -38,7 +38,7 @@ struct inf_model {
 
 /* Read the hyper-parameters of a "llama" file into *hp (n_vocab is left 0 for the loader).
  * False with a message in err on a missing, mistyped or inconsistent key. */
-bool llama_read_hparams(const gguf_file *file, inf_model_hparams *hp, char *err, size_t err_size);
+bool llama_read_hparams(const ggtk_file *file, inf_model_hparams *hp, char *err, size_t err_size);
 
 /* Create and bind every weight tensor of a "llama" file (model->file, hparams and vocab are set).
  * False with a message naming the tensor on a missing, mis-shaped, mistyped or unexpected one. */

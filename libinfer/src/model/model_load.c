@@ -83,16 +83,16 @@ static bool bind_tensor(loader *ld, const char *name, int64_t ne0, int64_t ne1, 
                         inf_tensor **out)
 {
     inf_model *m = ld->model;
-    const char *path = gguf_path(m->file);
+    const char *path = ggtk_path(m->file);
     *out = NULL;
-    int64_t index = gguf_find_tensor(m->file, name);
+    int64_t index = ggtk_find_tensor(m->file, name);
     if (index < 0) {
         if (!optional)
             snprintf(ld->err, ld->err_size, "%s: missing tensor %s (expected shape [%lld, %lld])",
                      path, name, (long long)ne0, (long long)ne1);
         return optional;
     }
-    const gguf_tensor_info *info = gguf_tensor(m->file, index);
+    const ggtk_tensor_info *info = ggtk_tensor(m->file, index);
     if ((int64_t)info->ne[0] != ne0 || (int64_t)info->ne[1] != ne1 || info->ne[2] != 1 ||
         info->ne[3] != 1) {
         snprintf(ld->err, ld->err_size, "%s: tensor %s has shape [%llu, %llu, %llu, %llu], "
@@ -101,8 +101,8 @@ static bool bind_tensor(loader *ld, const char *name, int64_t ne0, int64_t ne1, 
                  (unsigned long long)info->ne[3], (long long)ne0, (long long)ne1);
         return false;
     }
-    if (ne1 == 1 && info->type != GGUF_TENSOR_F32) {
-        const gguf_tensor_type_info *ti = gguf_tensor_type_info_get(info->type);
+    if (ne1 == 1 && info->type != GGTK_TENSOR_F32) {
+        const ggtk_tensor_type_info *ti = ggtk_tensor_type_info_get(info->type);
         snprintf(ld->err, ld->err_size, "%s: tensor %s has type %s, expected f32", path, name,
                  ti ? ti->name : "unknown");
         return false;
@@ -118,7 +118,7 @@ static bool bind_tensor(loader *ld, const char *name, int64_t ne0, int64_t ne1, 
     inf_tensor_set_name(t, "%s", name);
     ld->used[index] = true;
     m->weight_bytes += info->size;
-    m->n_params += gguf_tensor_elements(info);
+    m->n_params += ggtk_tensor_elements(info);
     *out = t;
     return true;
 }
@@ -142,16 +142,16 @@ static bool bind_layer(loader *ld, uint32_t il)
 /* Refuse a file tensor no slot took, saying why when the name tells. */
 static bool check_all_used(const loader *ld)
 {
-    const gguf_file *file = ld->model->file;
-    for (int64_t i = 0; i < gguf_tensor_count(file); i++) {
+    const ggtk_file *file = ld->model->file;
+    for (int64_t i = 0; i < ggtk_tensor_count(file); i++) {
         if (ld->used[i])
             continue;
-        const char *name = gguf_tensor(file, i)->name;
+        const char *name = ggtk_tensor(file, i)->name;
         const char *reason = "it is not part of a Llama model";
         for (size_t r = 0; r < sizeof UNSUPPORTED_TENSORS / sizeof UNSUPPORTED_TENSORS[0]; r++)
             if (strstr(name, UNSUPPORTED_TENSORS[r].fragment))
                 reason = UNSUPPORTED_TENSORS[r].reason;
-        snprintf(ld->err, ld->err_size, "%s: unexpected tensor %s: %s", gguf_path(file), name,
+        snprintf(ld->err, ld->err_size, "%s: unexpected tensor %s: %s", ggtk_path(file), name,
                  reason);
         return false;
     }
@@ -161,13 +161,13 @@ static bool check_all_used(const loader *ld)
 bool llama_bind_weights(inf_model *m, char *err, size_t err_size)
 {
     const inf_model_hparams *hp = &m->hparams;
-    int64_t n_tensors = gguf_tensor_count(m->file);
+    int64_t n_tensors = ggtk_tensor_count(m->file);
     loader ld = {m, calloc((size_t)n_tensors + 1, sizeof(bool)), err, err_size};
     m->layers = calloc(hp->n_layer, sizeof *m->layers);
     m->weights = inf_context_new(((size_t)n_tensors + 1) * inf_tensor_overhead(), true);
-    m->weight_buffer = inf_buffer_wrap((void *)gguf_data(m->file), gguf_data_size(m->file), true);
+    m->weight_buffer = inf_buffer_wrap((void *)ggtk_data(m->file), ggtk_data_size(m->file), true);
     if (!ld.used || !m->layers || !m->weights || !m->weight_buffer) {
-        snprintf(err, err_size, "%s: out of memory", gguf_path(m->file));
+        snprintf(err, err_size, "%s: out of memory", ggtk_path(m->file));
         free(ld.used);
         return false;
     }
@@ -193,18 +193,18 @@ inf_model_params inf_model_default_params(void)
     return p;
 }
 
-static bool check_architecture(const gguf_file *file, char *err, size_t err_size)
+static bool check_architecture(const ggtk_file *file, char *err, size_t err_size)
 {
     const char *arch = NULL;
-    gguf_status st = gguf_get_string(file, "general.architecture", &arch);
-    if (st != GGUF_OK) {
-        snprintf(err, err_size, "%s: %s metadata key general.architecture", gguf_path(file),
-                 st == GGUF_ERR_NOT_FOUND ? "missing" : "non-string");
+    ggtk_status st = ggtk_get_string(file, "general.architecture", &arch);
+    if (st != GGTK_OK) {
+        snprintf(err, err_size, "%s: %s metadata key general.architecture", ggtk_path(file),
+                 st == GGTK_ERR_NOT_FOUND ? "missing" : "non-string");
         return false;
     }
     if (strcmp(arch, "llama") != 0) {
         snprintf(err, err_size, "%s: unsupported architecture '%s' (only 'llama' is supported)",
-                 gguf_path(file), arch);
+                 ggtk_path(file), arch);
         return false;
     }
     return true;
@@ -212,9 +212,9 @@ static bool check_architecture(const gguf_file *file, char *err, size_t err_size
 
 static bool lock_weights(inf_model *m, char *err, size_t err_size)
 {
-    if (mlock(gguf_data(m->file), gguf_data_size(m->file)) != 0) {
+    if (mlock(ggtk_data(m->file), ggtk_data_size(m->file)) != 0) {
         snprintf(err, err_size, "%s: cannot lock %.1f MiB of weights in memory: %s (see ulimit -l)",
-                 gguf_path(m->file), gguf_data_size(m->file) / 1048576.0, strerror(errno));
+                 ggtk_path(m->file), ggtk_data_size(m->file) / 1048576.0, strerror(errno));
         return false;
     }
     m->locked = true;
@@ -230,8 +230,8 @@ inf_model *inf_model_load(const char *path, const inf_model_params *params, char
         snprintf(err, err_size, "%s: out of memory", path);
         return NULL;
     }
-    gguf_error gerr;
-    m->file = gguf_open(path, p.use_mmap ? GGUF_OPEN_MMAP : GGUF_OPEN_READ, &gerr);
+    ggtk_error gerr;
+    m->file = ggtk_open(path, p.use_mmap ? GGTK_OPEN_MMAP : GGTK_OPEN_READ, &gerr);
     if (!m->file) {
         snprintf(err, err_size, "%s", gerr.message);
         free(m);
@@ -257,17 +257,17 @@ void inf_model_free(inf_model *m)
     if (!m)
         return;
     if (m->locked)
-        munlock(gguf_data(m->file), gguf_data_size(m->file));
+        munlock(ggtk_data(m->file), ggtk_data_size(m->file));
     inf_buffer_free(m->weight_buffer);
     inf_context_free(m->weights);
     free(m->layers);
     inf_vocab_free(m->vocab);
-    gguf_close(m->file);
+    ggtk_close(m->file);
     free(m);
 }
 
 const inf_model_hparams *inf_model_get_hparams(const inf_model *m) { return &m->hparams; }
 const inf_vocab *inf_model_get_vocab(const inf_model *m) { return m->vocab; }
-const gguf_file *inf_model_get_file(const inf_model *m) { return m->file; }
+const ggtk_file *inf_model_get_file(const inf_model *m) { return m->file; }
 uint64_t inf_model_weight_bytes(const inf_model *m) { return m->weight_bytes; }
 uint64_t inf_model_n_params(const inf_model *m) { return m->n_params; }

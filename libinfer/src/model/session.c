@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inf_alloc.h"
-#include "inf_backend.h"
+#include <ggtk/inf_alloc.h>
+#include <ggtk/inf_backend.h>
 #include "model_internal.h"
 
 struct inf_session {
@@ -40,7 +40,7 @@ static void set_error(inf_session *s, const char *fmt, ...)
 inf_session_params inf_session_default_params(void)
 {
     inf_session_params p = {.n_ctx = 512, .n_batch = 512, .n_threads = 0,
-                            .kv_type = GGUF_TENSOR_F16};
+                            .kv_type = GGTK_TENSOR_F16};
     return p;
 }
 
@@ -58,7 +58,7 @@ static bool check_params(const inf_model *model, const inf_session_params *p, ch
                  p->n_batch, p->n_ctx);
         return false;
     }
-    if (p->kv_type != GGUF_TENSOR_F16 && p->kv_type != GGUF_TENSOR_F32) {
+    if (p->kv_type != GGTK_TENSOR_F16 && p->kv_type != GGTK_TENSOR_F32) {
         snprintf(err, err_size, "KV cache type must be f16 or f32");
         return false;
     }
@@ -98,7 +98,7 @@ static bool create_scratch(inf_session *s, char *err, size_t err_size)
 {
     const inf_model_hparams *hp = &s->model->hparams;
     s->scratch_ctx = inf_context_new(inf_tensor_overhead(), true);
-    s->cache.attn_scratch = s->scratch_ctx ? inf_tensor_new_2d(s->scratch_ctx, GGUF_TENSOR_F32,
+    s->cache.attn_scratch = s->scratch_ctx ? inf_tensor_new_2d(s->scratch_ctx, GGTK_TENSOR_F32,
                                                                (int64_t)hp->n_embd_head * hp->n_head,
                                                                s->params.n_batch)
                                            : NULL;
@@ -120,7 +120,7 @@ static bool check_supported(inf_session *s, const inf_graph *graph, char *err, s
         if (inf_backend_supports(s->backend, node))
             continue;
         const inf_tensor *a = node->src[0];
-        const gguf_tensor_type_info *ti = a ? gguf_tensor_type_info_get(a->type) : NULL;
+        const ggtk_tensor_type_info *ti = a ? ggtk_tensor_type_info_get(a->type) : NULL;
         snprintf(err, err_size, "the %s backend cannot compute %s of %s (type %s)",
                  inf_backend_name(s->backend), inf_op_name(node->op), a ? a->name : "?",
                  ti ? ti->name : "?");

@@ -3,10 +3,10 @@
  * adjacent pair with the lowest merge rank is merged until no ranked pair is left. */
 #include <stdlib.h>
 
-#include "vocab/merge_queue.h"
-#include "vocab/unicode.h"
-#include "vocab/word_cache.h"
-#include "vocab/vocab_internal.h"
+#include "merge_queue.h"
+#include "unicode.h"
+#include "word_cache.h"
+#include "vocab_internal.h"
 
 typedef struct bpe_session {
     const inf_vocab *v;

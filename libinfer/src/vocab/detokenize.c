@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vocab/unicode.h"
-#include "vocab/vocab_internal.h"
+#include "unicode.h"
+#include "vocab_internal.h"
 
 /* GPT-2's alphabet backwards: the byte each code point below 0x144 stands for, or -1. */
 typedef struct byte_alphabet {

@@ -1,6 +1,6 @@
 /* merge_queue.c - the candidate-merge heap, the symbol-chain update and the merge loop shared by
  * SPM and BPE. */
-#include "vocab/merge_queue.h"
+#include "merge_queue.h"
 
 #include <stdlib.h>
 

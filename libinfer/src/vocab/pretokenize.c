@@ -2,11 +2,11 @@
  * them by tokenizer.ggml.pre. Each matcher answers "how long is the match starting here" within
  * one word [pos, end) of the previous split; the end of a word counts as the end of the text, as
  * when the regex runs on each word separately (that is how both llama.cpp and HF chain splits). */
-#include "vocab/pretokenize.h"
+#include "pretokenize.h"
 
 #include <string.h>
 
-#include "vocab/unicode.h"
+#include "unicode.h"
 
 static const inf_pretokenizer pretokenizers[] = {
     {"default", {INF_PRE_SPLIT_PUNCT_RUN, INF_PRE_SPLIT_GPT2, INF_PRE_SPLIT_NUMBER_RUN,

@@ -6,9 +6,9 @@
  * are merged independently, with the same result and much smaller queues. */
 #include <stdlib.h>
 
-#include "vocab/merge_queue.h"
-#include "vocab/unicode.h"
-#include "vocab/vocab_internal.h"
+#include "merge_queue.h"
+#include "unicode.h"
+#include "vocab_internal.h"
 
 typedef struct spm_session {
     const inf_vocab *v;

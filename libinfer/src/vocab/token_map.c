@@ -1,5 +1,5 @@
 /* token_map.c - open-addressing hash tables for token lookup and merge ranks. */
-#include "vocab/token_map.h"
+#include "token_map.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vocab/vocab_internal.h"
+#include "vocab_internal.h"
 
 bool token_list_push(token_list *list, inf_token token)
 {

@@ -1,6 +1,6 @@
 /* unicode.c - UTF-8 decoding, class lookup over the generated range table, and GPT-2's
  * byte-to-code-point alphabet. */
-#include "vocab/unicode.h"
+#include "unicode.h"
 
 unsigned inf_unicode_class_of(uint32_t cp)
 {

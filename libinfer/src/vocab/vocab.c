@@ -1,5 +1,5 @@
 /* vocab.c - read-only accessors of a loaded vocabulary. */
-#include "vocab/vocab_internal.h"
+#include "vocab_internal.h"
 
 static bool valid_id(const inf_vocab *v, inf_token id) { return id >= 0 && id < v->n_tokens; }
 

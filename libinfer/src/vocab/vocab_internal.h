@@ -3,10 +3,10 @@
 #ifndef INF_VOCAB_INTERNAL_H
 #define INF_VOCAB_INTERNAL_H
 
-#include "inf_vocab.h"
-#include "vocab/pretokenize.h"
-#include "vocab/token_map.h"
-#include "vocab/word_cache.h"
+#include <ggtk/inf_vocab.h>
+#include "pretokenize.h"
+#include "token_map.h"
+#include "word_cache.h"
 
 struct inf_vocab {
     inf_vocab_type type;

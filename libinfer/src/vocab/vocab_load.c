@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vocab/unicode.h"
-#include "vocab/vocab_internal.h"
+#include "unicode.h"
+#include "vocab_internal.h"
 
 #define KEY_MODEL "tokenizer.ggml.model"
 #define KEY_PRE "tokenizer.ggml.pre"
@@ -26,7 +26,7 @@ static const char *const end_of_generation_texts[] = {
 };
 
 typedef struct loader {
-    const gguf_file *file;
+    const ggtk_file *file;
     inf_vocab *v;
     char *err;
     size_t err_size;
@@ -40,7 +40,7 @@ static bool fail(loader *ld, const char *fmt, ...)
     if (ld->err_size == 0) {
         return false;
     }
-    int n = snprintf(ld->err, ld->err_size, "%s: ", gguf_path(ld->file));
+    int n = snprintf(ld->err, ld->err_size, "%s: ", ggtk_path(ld->file));
     if (n >= 0 && (size_t)n < ld->err_size) {
         va_list ap;
         va_start(ap, fmt);
@@ -53,18 +53,18 @@ static bool fail(loader *ld, const char *fmt, ...)
 static bool out_of_memory(loader *ld) { return fail(ld, "out of memory while loading the vocabulary"); }
 
 /* The array under `key` with elements of `type`; *arr = NULL when absent and !required. */
-static bool get_array(loader *ld, const char *key, gguf_value_type type, bool required, const gguf_array **arr)
+static bool get_array(loader *ld, const char *key, ggtk_value_type type, bool required, const ggtk_array **arr)
 {
     *arr = NULL;
-    gguf_status st = gguf_get_array(ld->file, key, arr);
-    if (st == GGUF_ERR_NOT_FOUND && !required) {
+    ggtk_status st = ggtk_get_array(ld->file, key, arr);
+    if (st == GGTK_ERR_NOT_FOUND && !required) {
         return true;
     }
-    if (st == GGUF_ERR_NOT_FOUND) {
+    if (st == GGTK_ERR_NOT_FOUND) {
         return fail(ld, "%s: missing", key);
     }
-    if (st != GGUF_OK || (*arr)->elem_type != type) {
-        return fail(ld, "%s: expected an array of %s", key, gguf_value_type_name(type));
+    if (st != GGTK_OK || (*arr)->elem_type != type) {
+        return fail(ld, "%s: expected an array of %s", key, ggtk_value_type_name(type));
     }
     return true;
 }
@@ -72,11 +72,11 @@ static bool get_array(loader *ld, const char *key, gguf_value_type type, bool re
 static bool load_model_type(loader *ld)
 {
     const char *model = NULL;
-    gguf_status st = gguf_get_string(ld->file, KEY_MODEL, &model);
-    if (st == GGUF_ERR_NOT_FOUND) {
+    ggtk_status st = ggtk_get_string(ld->file, KEY_MODEL, &model);
+    if (st == GGTK_ERR_NOT_FOUND) {
         return fail(ld, "%s: missing; the file has no tokenizer", KEY_MODEL);
     }
-    if (st != GGUF_OK) {
+    if (st != GGTK_OK) {
         return fail(ld, "%s: expected a string", KEY_MODEL);
     }
     if (strcmp(model, "llama") == 0) {
@@ -95,9 +95,9 @@ static bool load_pre_tokenizer(loader *ld)
     if (ld->v->type != INF_VOCAB_BPE) {
         return true;
     }
-    const char *pre = "default"; /* gguf_get_string() leaves it alone when the key is absent */
-    gguf_status st = gguf_get_string(ld->file, KEY_PRE, &pre);
-    if (st != GGUF_OK && st != GGUF_ERR_NOT_FOUND) {
+    const char *pre = "default"; /* ggtk_get_string() leaves it alone when the key is absent */
+    ggtk_status st = ggtk_get_string(ld->file, KEY_PRE, &pre);
+    if (st != GGTK_OK && st != GGTK_ERR_NOT_FOUND) {
         return fail(ld, "%s: expected a string", KEY_PRE);
     }
     ld->v->pre = inf_pretokenizer_find(pre);
@@ -112,8 +112,8 @@ static bool load_pre_tokenizer(loader *ld)
  * every token has a distinct, non-empty text. */
 static bool load_tokens(loader *ld)
 {
-    const gguf_array *arr;
-    if (!get_array(ld, KEY_TOKENS, GGUF_VALUE_STRING, true, &arr)) {
+    const ggtk_array *arr;
+    if (!get_array(ld, KEY_TOKENS, GGTK_VALUE_STRING, true, &arr)) {
         return false;
     }
     if (arr->count == 0 || arr->count > INT32_MAX - 1) {
@@ -121,7 +121,7 @@ static bool load_tokens(loader *ld)
                     INT32_MAX - 1);
     }
     inf_vocab *v = ld->v;
-    const gguf_string *texts = arr->data;
+    const ggtk_string *texts = arr->data;
     v->n_tokens = (int32_t)arr->count;
     uint64_t total = 0;
     for (int32_t i = 0; i < v->n_tokens; i++) {
@@ -150,12 +150,12 @@ static bool load_tokens(loader *ld)
 static bool load_scores(loader *ld)
 {
     inf_vocab *v = ld->v;
-    const gguf_array *arr;
+    const ggtk_array *arr;
     v->scores = calloc((size_t)v->n_tokens, sizeof *v->scores);
     if (!v->scores) {
         return out_of_memory(ld);
     }
-    if (!get_array(ld, KEY_SCORES, GGUF_VALUE_FLOAT32, false, &arr)) {
+    if (!get_array(ld, KEY_SCORES, GGTK_VALUE_FLOAT32, false, &arr)) {
         return false;
     }
     if (!arr) {
@@ -169,18 +169,18 @@ static bool load_scores(loader *ld)
 }
 
 /* Element i of an integer array of any integer element type, as int64. */
-static bool array_int(const gguf_array *arr, uint64_t i, int64_t *out)
+static bool array_int(const ggtk_array *arr, uint64_t i, int64_t *out)
 {
-    const unsigned char *p = (const unsigned char *)arr->data + i * gguf_value_type_size(arr->elem_type);
+    const unsigned char *p = (const unsigned char *)arr->data + i * ggtk_value_type_size(arr->elem_type);
     switch (arr->elem_type) {
-    case GGUF_VALUE_INT8: *out = *(const int8_t *)p; return true;
-    case GGUF_VALUE_UINT8: *out = *(const uint8_t *)p; return true;
-    case GGUF_VALUE_INT16: { int16_t x; memcpy(&x, p, 2); *out = x; return true; }
-    case GGUF_VALUE_UINT16: { uint16_t x; memcpy(&x, p, 2); *out = x; return true; }
-    case GGUF_VALUE_INT32: { int32_t x; memcpy(&x, p, 4); *out = x; return true; }
-    case GGUF_VALUE_UINT32: { uint32_t x; memcpy(&x, p, 4); *out = x; return true; }
-    case GGUF_VALUE_INT64: { int64_t x; memcpy(&x, p, 8); *out = x; return true; }
-    case GGUF_VALUE_UINT64: { uint64_t x; memcpy(&x, p, 8); *out = x > INT64_MAX ? -1 : (int64_t)x; return true; }
+    case GGTK_VALUE_INT8: *out = *(const int8_t *)p; return true;
+    case GGTK_VALUE_UINT8: *out = *(const uint8_t *)p; return true;
+    case GGTK_VALUE_INT16: { int16_t x; memcpy(&x, p, 2); *out = x; return true; }
+    case GGTK_VALUE_UINT16: { uint16_t x; memcpy(&x, p, 2); *out = x; return true; }
+    case GGTK_VALUE_INT32: { int32_t x; memcpy(&x, p, 4); *out = x; return true; }
+    case GGTK_VALUE_UINT32: { uint32_t x; memcpy(&x, p, 4); *out = x; return true; }
+    case GGTK_VALUE_INT64: { int64_t x; memcpy(&x, p, 8); *out = x; return true; }
+    case GGTK_VALUE_UINT64: { uint64_t x; memcpy(&x, p, 8); *out = x > INT64_MAX ? -1 : (int64_t)x; return true; }
     default: return false;
     }
 }
@@ -194,13 +194,13 @@ static bool load_types(loader *ld)
         return out_of_memory(ld);
     }
     memset(v->types, INF_TOKEN_NORMAL, (size_t)v->n_tokens);
-    const gguf_array *arr = NULL;
-    if (gguf_get_array(ld->file, KEY_TYPES, &arr) == GGUF_ERR_NOT_FOUND) {
+    const ggtk_array *arr = NULL;
+    if (ggtk_get_array(ld->file, KEY_TYPES, &arr) == GGTK_ERR_NOT_FOUND) {
         return true;
     }
-    if (!arr || arr->elem_type == GGUF_VALUE_STRING || gguf_value_type_size(arr->elem_type) == 0 ||
-        arr->elem_type == GGUF_VALUE_FLOAT32 || arr->elem_type == GGUF_VALUE_FLOAT64 ||
-        arr->elem_type == GGUF_VALUE_BOOL) {
+    if (!arr || arr->elem_type == GGTK_VALUE_STRING || ggtk_value_type_size(arr->elem_type) == 0 ||
+        arr->elem_type == GGTK_VALUE_FLOAT32 || arr->elem_type == GGTK_VALUE_FLOAT64 ||
+        arr->elem_type == GGTK_VALUE_BOOL) {
         return fail(ld, "%s: expected an array of integers", KEY_TYPES);
     }
     if (arr->count != (uint64_t)v->n_tokens) {
@@ -221,11 +221,11 @@ static bool load_types(loader *ld)
 static bool load_special_id(loader *ld, const char *key, inf_token *id)
 {
     int64_t value;
-    gguf_status st = gguf_get_int(ld->file, key, &value);
-    if (st == GGUF_ERR_NOT_FOUND) {
+    ggtk_status st = ggtk_get_int(ld->file, key, &value);
+    if (st == GGTK_ERR_NOT_FOUND) {
         return true;
     }
-    if (st != GGUF_OK) {
+    if (st != GGTK_OK) {
         return fail(ld, "%s: expected an integer", key);
     }
     if (value < 0 || value >= ld->v->n_tokens) {
@@ -238,8 +238,8 @@ static bool load_special_id(loader *ld, const char *key, inf_token *id)
 
 static bool load_bool(loader *ld, const char *key, bool *flag)
 {
-    gguf_status st = gguf_get_bool(ld->file, key, flag);
-    if (st == GGUF_OK || st == GGUF_ERR_NOT_FOUND) {
+    ggtk_status st = ggtk_get_bool(ld->file, key, flag);
+    if (st == GGTK_OK || st == GGTK_ERR_NOT_FOUND) {
         return true;
     }
     return fail(ld, "%s: expected a bool", key);
@@ -353,7 +353,7 @@ static bool build_byte_tokens(loader *ld)
 /* Record merge `rank`, "A B", when A, B and AB are all tokens: one that is not can never apply
  * (merging starts from tokens and yields tokens), so it is left out. `joined` is scratch room for
  * AB, grown as needed. False (the error reported) for a merge without a space or out of memory. */
-static bool add_merge(loader *ld, uint64_t rank, const gguf_string *merge, char **joined,
+static bool add_merge(loader *ld, uint64_t rank, const ggtk_string *merge, char **joined,
                       size_t *joined_cap)
 {
     inf_vocab *v = ld->v;
@@ -392,11 +392,11 @@ static bool load_merges(loader *ld)
     if (v->type != INF_VOCAB_BPE) {
         return true;
     }
-    const gguf_array *arr;
-    if (gguf_get_array(ld->file, KEY_MERGES, &arr) == GGUF_ERR_NOT_FOUND) {
+    const ggtk_array *arr;
+    if (ggtk_get_array(ld->file, KEY_MERGES, &arr) == GGTK_ERR_NOT_FOUND) {
         return fail(ld, "%s: missing; a gpt2 (BPE) vocabulary needs its merges", KEY_MERGES);
     }
-    if (!get_array(ld, KEY_MERGES, GGUF_VALUE_STRING, true, &arr)) {
+    if (!get_array(ld, KEY_MERGES, GGTK_VALUE_STRING, true, &arr)) {
         return false;
     }
     if (arr->count > INT32_MAX) {
@@ -405,7 +405,7 @@ static bool load_merges(loader *ld)
     if (!inf_merge_map_init(&v->merges, (size_t)arr->count)) {
         return out_of_memory(ld);
     }
-    const gguf_string *merges = arr->data;
+    const ggtk_string *merges = arr->data;
     char *joined = NULL;
     size_t joined_cap = 0;
     bool ok = true;
@@ -463,7 +463,7 @@ static bool build_special_list(loader *ld)
     return true;
 }
 
-inf_vocab *inf_vocab_load(const gguf_file *file, char *err, size_t err_size)
+inf_vocab *inf_vocab_load(const ggtk_file *file, char *err, size_t err_size)
 {
     inf_vocab *v = calloc(1, sizeof *v);
     loader ld = {file, v, err, err_size};

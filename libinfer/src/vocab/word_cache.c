@@ -1,6 +1,6 @@
 /* word_cache.c - an append-only hash table of word -> tokens (open addressing on entry indices,
  * words and tokens in two growing arenas). */
-#include "vocab/word_cache.h"
+#include "word_cache.h"
 
 #include <stdlib.h>
 #include <string.h>

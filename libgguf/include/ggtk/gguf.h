@@ -1,0 +1,350 @@
+/* gguf.h - read and write GGUF model files (versions 2 and 3).
+ *
+ * The reader maps a file (or reads it from a stream) and validates every count, length, offset
+ * and size it contains before trusting it; tensor data is reached through pointers into the map.
+ * The writer builds a header in memory and streams tensor data to a temporary file that is
+ * renamed into place only when everything was written.
+ *
+ * Thread-safety: a ggtk_file is immutable after ggtk_open*() returns and may be read from many
+ * threads at once. A ggtk_writer must be used from one thread at a time.
+ */
+#ifndef GGTK_H
+#define GGTK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <ggtk/error.h>
+#include <ggtk/export.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* "GGUF" read as a little-endian uint32. */
+#define GGTK_MAGIC 0x46554747u
+/* Alignment of the data section and of each tensor when general.alignment is absent. */
+#define GGTK_DEFAULT_ALIGNMENT 32u
+/* Largest number of dimensions a tensor may have. */
+#define GGTK_MAX_DIMS 4
+
+/* ---------------------------------------------------------------------------------------------
+ * Value types of metadata and the table of tensor types
+ * ------------------------------------------------------------------------------------------- */
+
+/* Metadata value types; the numbers are the on-disk codes. */
+typedef enum ggtk_value_type {
+    GGTK_VALUE_UINT8 = 0,
+    GGTK_VALUE_INT8 = 1,
+    GGTK_VALUE_UINT16 = 2,
+    GGTK_VALUE_INT16 = 3,
+    GGTK_VALUE_UINT32 = 4,
+    GGTK_VALUE_INT32 = 5,
+    GGTK_VALUE_FLOAT32 = 6,
+    GGTK_VALUE_BOOL = 7,
+    GGTK_VALUE_STRING = 8,
+    GGTK_VALUE_ARRAY = 9,
+    GGTK_VALUE_UINT64 = 10,
+    GGTK_VALUE_INT64 = 11,
+    GGTK_VALUE_FLOAT64 = 12,
+    GGTK_VALUE_TYPE_COUNT
+} ggtk_value_type;
+
+/* Lower-case name of a value type ("uint32", "string", ...); "unknown" for a bad code. */
+GGTK_API const char *ggtk_value_type_name(ggtk_value_type type);
+
+/* Bytes one element of a fixed-size value type takes on disk; 0 for STRING, ARRAY and bad codes. */
+GGTK_API size_t ggtk_value_type_size(ggtk_value_type type);
+
+/* Tensor element types; the numbers are the on-disk codes shared with ggml. Gaps are codes that
+ * ggml has retired; ggtk_tensor_type_info() returns NULL for them. */
+typedef enum ggtk_tensor_type {
+    GGTK_TENSOR_F32 = 0,
+    GGTK_TENSOR_F16 = 1,
+    GGTK_TENSOR_Q4_0 = 2,
+    GGTK_TENSOR_Q4_1 = 3,
+    GGTK_TENSOR_Q5_0 = 6,
+    GGTK_TENSOR_Q5_1 = 7,
+    GGTK_TENSOR_Q8_0 = 8,
+    GGTK_TENSOR_Q8_1 = 9,
+    GGTK_TENSOR_Q2_K = 10,
+    GGTK_TENSOR_Q3_K = 11,
+    GGTK_TENSOR_Q4_K = 12,
+    GGTK_TENSOR_Q5_K = 13,
+    GGTK_TENSOR_Q6_K = 14,
+    GGTK_TENSOR_Q8_K = 15,
+    GGTK_TENSOR_IQ2_XXS = 16,
+    GGTK_TENSOR_IQ2_XS = 17,
+    GGTK_TENSOR_IQ3_XXS = 18,
+    GGTK_TENSOR_IQ1_S = 19,
+    GGTK_TENSOR_IQ4_NL = 20,
+    GGTK_TENSOR_IQ3_S = 21,
+    GGTK_TENSOR_IQ2_S = 22,
+    GGTK_TENSOR_IQ4_XS = 23,
+    GGTK_TENSOR_I8 = 24,
+    GGTK_TENSOR_I16 = 25,
+    GGTK_TENSOR_I32 = 26,
+    GGTK_TENSOR_I64 = 27,
+    GGTK_TENSOR_F64 = 28,
+    GGTK_TENSOR_IQ1_M = 29,
+    GGTK_TENSOR_BF16 = 30,
+    GGTK_TENSOR_TQ1_0 = 34,
+    GGTK_TENSOR_TQ2_0 = 35,
+    GGTK_TENSOR_MXFP4 = 39,
+    GGTK_TENSOR_NVFP4 = 40,
+    GGTK_TENSOR_Q1_0 = 41,
+    GGTK_TENSOR_Q2_0 = 42,
+    GGTK_TENSOR_TYPE_COUNT = 43 /* one past the largest code; not a type */
+} ggtk_tensor_type;
+
+/* One row of the tensor type table: the only place block geometry is defined. */
+typedef struct ggtk_tensor_type_info {
+    ggtk_tensor_type type;
+    const char *name;     /* canonical lower-case name as ggml prints it: "q4_0", "q6_K", "bf16" */
+    uint32_t block_size;  /* elements per block (1 for plain types) */
+    uint32_t block_bytes; /* bytes per block */
+    bool quantized;       /* true for block-quantized types */
+} ggtk_tensor_type_info;
+
+/* The row for `type`, or NULL when the code is unknown or retired. Static storage. */
+GGTK_API const ggtk_tensor_type_info *ggtk_tensor_type_info_get(ggtk_tensor_type type);
+
+/* The type whose name equals `name` ignoring case ("Q8_0", "q8_0"), or -1 when none does. */
+GGTK_API int ggtk_tensor_type_from_name(const char *name);
+
+/* Bytes needed by `n_elements` elements of `type`. Returns false (and leaves *bytes alone) when
+ * the type is unknown, n_elements is not a multiple of the block size, or the size overflows. */
+GGTK_API bool ggtk_tensor_type_bytes(ggtk_tensor_type type, uint64_t n_elements, uint64_t *bytes);
+
+/* ---------------------------------------------------------------------------------------------
+ * Metadata values
+ * ------------------------------------------------------------------------------------------- */
+
+/* A string as stored in the file: `len` bytes, plus a terminating NUL that libgguf adds so that
+ * `data` can be used as a C string (the bytes themselves may contain NULs). */
+typedef struct ggtk_string {
+    uint64_t len;
+    const char *data;
+} ggtk_string;
+
+/* An array value. `data` points to `count` elements laid out by element type:
+ *  - fixed-size types: a packed little-endian array (bool as one byte 0/1),
+ *  - GGTK_VALUE_STRING: an array of ggtk_string,
+ *  - GGTK_VALUE_ARRAY: an array of ggtk_value, each itself of type ARRAY (nested arrays). */
+typedef struct ggtk_array {
+    ggtk_value_type elem_type;
+    uint64_t count;
+    const void *data;
+} ggtk_array;
+
+/* A metadata value of any type. Which union member is valid follows `type`. */
+typedef struct ggtk_value {
+    ggtk_value_type type;
+    union {
+        uint8_t u8;
+        int8_t i8;
+        uint16_t u16;
+        int16_t i16;
+        uint32_t u32;
+        int32_t i32;
+        float f32;
+        bool b;
+        uint64_t u64;
+        int64_t i64;
+        double f64;
+        ggtk_string str;
+        ggtk_array arr;
+    } v;
+} ggtk_value;
+
+/* ---------------------------------------------------------------------------------------------
+ * Reading
+ * ------------------------------------------------------------------------------------------- */
+
+/* An opened, fully validated GGUF file. Opaque; owns its map or buffers. */
+typedef struct ggtk_file ggtk_file;
+
+/* How ggtk_open() reaches tensor data. */
+typedef enum ggtk_open_mode {
+    GGTK_OPEN_MMAP = 0,     /* map the file read-only; tensor data points into the map (default) */
+    GGTK_OPEN_READ = 1,     /* read the whole data section into one heap buffer (no mmap) */
+    GGTK_OPEN_METADATA = 2, /* parse the header only; tensor `data` pointers are NULL */
+} ggtk_open_mode;
+
+/* Open and validate the GGUF file at `path`. Metadata parsing reads only the header, so its cost
+ * does not depend on the size of the data section. Returns NULL on failure and fills *err (which
+ * may be NULL when the caller does not want details). Close with ggtk_close(). */
+GGTK_API ggtk_file *ggtk_open(const char *path, ggtk_open_mode mode, ggtk_error *err);
+
+/* Like ggtk_open() but reads sequentially from `stream` (a pipe works), which the caller keeps
+ * owning. `name` is used in error messages. `mode` must be GGTK_OPEN_READ (the data section is read
+ * into memory) or GGTK_OPEN_METADATA (the stream is left just past the header padding, i.e. at the
+ * first byte of the data section, so the caller may stream tensor data itself). The file size
+ * checks use the stream's size when it is seekable; for a pipe in METADATA mode they are skipped. */
+GGTK_API ggtk_file *ggtk_open_stream(FILE *stream, const char *name, ggtk_open_mode mode, ggtk_error *err);
+
+/* Parse and validate a GGUF image held in memory (`size` bytes at `data`) without copying it:
+ * tensor `data` pointers point into the caller's buffer, which must stay unchanged and alive
+ * until ggtk_close(). Metadata strings and arrays are copied. `name` is used in error messages
+ * (NULL: "(memory)"). Returns NULL on failure and fills *err (may be NULL). */
+GGTK_API ggtk_file *ggtk_open_memory(const void *data, size_t size, const char *name, ggtk_error *err);
+
+/* Release everything the file owns, including the map. NULL is allowed. */
+GGTK_API void ggtk_close(ggtk_file *file);
+
+/* The path or name the file was opened with. */
+GGTK_API const char *ggtk_path(const ggtk_file *file);
+/* Format version (2 or 3). */
+GGTK_API uint32_t ggtk_version(const ggtk_file *file);
+/* general.alignment, or GGTK_DEFAULT_ALIGNMENT when absent. */
+GGTK_API uint32_t ggtk_alignment(const ggtk_file *file);
+/* Byte offset of the data section from the start of the file. */
+GGTK_API uint64_t ggtk_data_offset(const ggtk_file *file);
+/* Bytes in the data section as the file holds it (file size minus data offset). */
+GGTK_API uint64_t ggtk_data_size(const ggtk_file *file);
+/* Total file size in bytes (0 for an unseekable stream opened in METADATA mode). */
+GGTK_API uint64_t ggtk_file_size(const ggtk_file *file);
+/* Start of the data section in memory, or NULL in METADATA mode. */
+GGTK_API const void *ggtk_data(const ggtk_file *file);
+
+/* Number of metadata key/value pairs. */
+GGTK_API int64_t ggtk_kv_count(const ggtk_file *file);
+/* Index of `key`, or -1 when absent. */
+GGTK_API int64_t ggtk_find_key(const ggtk_file *file, const char *key);
+/* Key of pair `index` (0 <= index < ggtk_kv_count()), NUL-terminated, owned by the file. */
+GGTK_API const char *ggtk_kv_key(const ggtk_file *file, int64_t index);
+/* Value of pair `index`, owned by the file. */
+GGTK_API const ggtk_value *ggtk_kv_value(const ggtk_file *file, int64_t index);
+/* Byte offset in the file where pair `index` starts (its key length field). */
+GGTK_API uint64_t ggtk_kv_offset(const ggtk_file *file, int64_t index);
+/* Value of `key`, or NULL when absent. */
+GGTK_API const ggtk_value *ggtk_get(const ggtk_file *file, const char *key);
+
+/* Typed getters. Each returns GGTK_OK and stores the value, GGTK_ERR_NOT_FOUND when the key is
+ * absent, or GGTK_ERR_TYPE when the value cannot be represented exactly in the requested type
+ * (any integer type converts to another if the value fits; float getters accept FLOAT32/FLOAT64
+ * and integers). On failure *out is left unchanged, so it may hold a default beforehand. The
+ * string getter returns a pointer owned by the file. */
+GGTK_API ggtk_status ggtk_get_uint(const ggtk_file *file, const char *key, uint64_t *out);
+GGTK_API ggtk_status ggtk_get_int(const ggtk_file *file, const char *key, int64_t *out);
+GGTK_API ggtk_status ggtk_get_float(const ggtk_file *file, const char *key, double *out);
+GGTK_API ggtk_status ggtk_get_bool(const ggtk_file *file, const char *key, bool *out);
+GGTK_API ggtk_status ggtk_get_string(const ggtk_file *file, const char *key, const char **out);
+/* The array under `key`; GGTK_ERR_TYPE when the value is not an array. */
+GGTK_API ggtk_status ggtk_get_array(const ggtk_file *file, const char *key, const ggtk_array **out);
+
+/* One entry of the tensor-info table. All fields are validated by ggtk_open(). */
+typedef struct ggtk_tensor_info {
+    const char *name;              /* NUL-terminated, owned by the file */
+    uint32_t n_dims;               /* 1..GGTK_MAX_DIMS */
+    uint64_t ne[GGTK_MAX_DIMS];    /* elements per dimension, ne[0] fastest; unused dims are 1 */
+    ggtk_tensor_type type;
+    uint64_t offset;               /* offset of the data from the start of the data section */
+    uint64_t size;                 /* bytes of data */
+    uint64_t info_offset;          /* byte offset of this entry in the file */
+    const void *data;              /* the data in memory, NULL in METADATA mode */
+} ggtk_tensor_info;
+
+/* Number of tensors. */
+GGTK_API int64_t ggtk_tensor_count(const ggtk_file *file);
+/* Tensor `index` in file order (0 <= index < ggtk_tensor_count()), owned by the file. */
+GGTK_API const ggtk_tensor_info *ggtk_tensor(const ggtk_file *file, int64_t index);
+/* Index of the tensor called `name`, or -1 when absent. */
+GGTK_API int64_t ggtk_find_tensor(const ggtk_file *file, const char *name);
+/* Product of a tensor's dimensions. */
+GGTK_API uint64_t ggtk_tensor_elements(const ggtk_tensor_info *tensor);
+
+/* ---------------------------------------------------------------------------------------------
+ * Writing
+ * ------------------------------------------------------------------------------------------- */
+
+/* A file being built: metadata and tensor infos in memory, tensor data streamed. Opaque. */
+typedef struct ggtk_writer ggtk_writer;
+
+/* A new, empty writer (version 3, default alignment). NULL only when out of memory. */
+GGTK_API ggtk_writer *ggtk_writer_create(void);
+
+/* A writer holding a deep copy of `source`'s version, metadata (in order) and tensor infos (in
+ * order, same types and shapes), ready to edit. With ggtk_writer_write_from() this is the
+ * copy-with-edits API. NULL only when out of memory. */
+GGTK_API ggtk_writer *ggtk_writer_from_file(const ggtk_file *source);
+
+/* Free a writer; if a file was begun and not finished, the temporary file is removed. NULL ok. */
+GGTK_API void ggtk_writer_free(ggtk_writer *writer);
+
+/* Set a metadata value, replacing any value of the same key in place (else appending). The value,
+ * including strings and nested arrays, is deep-copied. Setting general.alignment also sets the
+ * alignment used for the data section (must be a non-zero power of two, stored as UINT32). */
+GGTK_API ggtk_status ggtk_writer_set(ggtk_writer *writer, const char *key, const ggtk_value *value);
+/* Convenience setters built on ggtk_writer_set(). */
+GGTK_API ggtk_status ggtk_writer_set_u32(ggtk_writer *writer, const char *key, uint32_t value);
+GGTK_API ggtk_status ggtk_writer_set_i32(ggtk_writer *writer, const char *key, int32_t value);
+GGTK_API ggtk_status ggtk_writer_set_u64(ggtk_writer *writer, const char *key, uint64_t value);
+GGTK_API ggtk_status ggtk_writer_set_f32(ggtk_writer *writer, const char *key, float value);
+GGTK_API ggtk_status ggtk_writer_set_bool(ggtk_writer *writer, const char *key, bool value);
+GGTK_API ggtk_status ggtk_writer_set_string(ggtk_writer *writer, const char *key, const char *value);
+/* An array of `count` fixed-size elements copied from the packed array `data`. */
+GGTK_API ggtk_status ggtk_writer_set_array(ggtk_writer *writer, const char *key, ggtk_value_type elem_type,
+                                  uint64_t count, const void *data);
+/* An array of `count` NUL-terminated strings. */
+GGTK_API ggtk_status ggtk_writer_set_string_array(ggtk_writer *writer, const char *key,
+                                         const char *const *strings, uint64_t count);
+/* Remove `key`; GGTK_ERR_NOT_FOUND when absent. */
+GGTK_API ggtk_status ggtk_writer_remove(ggtk_writer *writer, const char *key);
+
+/* Append a tensor info. Its data offset follows the previous tensor, aligned. Returns
+ * GGTK_ERR_DUPLICATE for a name already added, GGTK_ERR_INVALID for a bad type or shape
+ * (n_dims 1..4, 0 < ne <= INT64_MAX, ne[0] a multiple of the block size) or a name that is empty
+ * or longer than 63 bytes (ggml's limit), GGTK_ERR_OVERFLOW when the element count exceeds
+ * INT64_MAX or the file size would not fit 64 bits. `ne` has `n_dims` entries. */
+GGTK_API ggtk_status ggtk_writer_add_tensor(ggtk_writer *writer, const char *name, ggtk_tensor_type type,
+                                   uint32_t n_dims, const uint64_t *ne);
+/* Change the type of tensor `name` (offsets of later tensors are recomputed). */
+GGTK_API ggtk_status ggtk_writer_set_tensor_type(ggtk_writer *writer, const char *name,
+                                        ggtk_tensor_type type);
+/* Remove tensor `name`. */
+GGTK_API ggtk_status ggtk_writer_remove_tensor(ggtk_writer *writer, const char *name);
+/* Number of tensors and the info of tensor `index` (data is NULL; offsets as they will be written). */
+GGTK_API int64_t ggtk_writer_tensor_count(const ggtk_writer *writer);
+GGTK_API const ggtk_tensor_info *ggtk_writer_tensor(const ggtk_writer *writer, int64_t index);
+/* Total bytes the file will have once written. */
+GGTK_API uint64_t ggtk_writer_file_size(const ggtk_writer *writer);
+
+/* Start writing to `path`: creates a temporary file ".<name>.XXXXXX.tmp" in the same directory
+ * (given the permissions a new file gets under the umask) and writes the header. Until the write
+ * finishes or is abandoned, metadata and tensor infos are frozen (edits return GGTK_ERR_USAGE);
+ * afterwards the writer may be edited and written again. Layout: header, pairs, tensor infos,
+ * zeros up to the alignment, then each tensor's data followed by zeros up to the alignment (the
+ * last one too), the same bytes llama.cpp and gguf-py write. */
+GGTK_API ggtk_status ggtk_writer_begin(ggtk_writer *writer, const char *path, ggtk_error *err);
+/* Path of the temporary file while a write is in progress (for a signal handler to unlink), else
+ * NULL. The string stays valid until ggtk_writer_finish/free. */
+GGTK_API const char *ggtk_writer_temp_path(const ggtk_writer *writer);
+/* Stream the next `size` bytes of tensor data. Data must arrive in tensor order; a tensor may be
+ * given in several calls. Alignment padding is inserted automatically between tensors. Returns
+ * GGTK_ERR_USAGE when more bytes arrive than the tensors hold (nothing of them is written), or
+ * GGTK_ERR_IO; any failure abandons the write as ggtk_writer_abort() does. */
+GGTK_API ggtk_status ggtk_writer_write_data(ggtk_writer *writer, const void *data, size_t size,
+                                   ggtk_error *err);
+/* Check every tensor's data was written, fsync, and rename the temporary file onto `path`.
+ * On any failure the temporary file is removed and `path` is untouched. */
+GGTK_API ggtk_status ggtk_writer_finish(ggtk_writer *writer, ggtk_error *err);
+/* Abandon a write in progress: remove the temporary file. */
+GGTK_API void ggtk_writer_abort(ggtk_writer *writer);
+
+/* Write the whole file to `path` in one call, taking each tensor's data from the tensor of the
+ * same name in `source` (which must have the same type and shape, and data in memory). This is how
+ * a metadata-only edit of a file is saved without holding the model in memory; `path` may be the
+ * source's own path. Every tensor is checked before anything is created: GGTK_ERR_NOT_FOUND for a
+ * tensor missing from `source`, GGTK_ERR_INVALID for another type or shape, GGTK_ERR_USAGE when
+ * `source` was opened in METADATA mode. */
+GGTK_API ggtk_status ggtk_writer_write_from(ggtk_writer *writer, const char *path, const ggtk_file *source,
+                                   ggtk_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GGTK_H */

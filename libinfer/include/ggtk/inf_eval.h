@@ -1,0 +1,242 @@
+/* inf_eval.h - evaluating a language model on text: perplexity and KL-divergence computed the way
+ * llama.cpp's llama-perplexity computes them, the base log-probability
+ * files a KL-divergence run compares against.
+ *
+ * The method (as llama-perplexity, so that the numbers agree):
+ *  - the text is tokenized once, with BOS prepended when the vocabulary adds one;
+ *  - the tokens are cut into chunks of n_ctx tokens (a trailing partial chunk is dropped); when the
+ *    vocabulary adds BOS, the first token of every chunk is replaced by BOS before decoding;
+ *  - each chunk is decoded from an empty KV cache at positions 0..n_ctx-1, and only the second half
+ *    is scored: the logits at positions first = n_ctx/2 .. n_ctx-2 predict the tokens at
+ *    first+1 .. n_ctx-1 (n_ctx - 1 - n_ctx/2 scores per chunk);
+ *  - a score is -log softmax(logits)[token]; PPL = exp(mean score) and its uncertainty is
+ *    PPL * sqrt((mean(score^2) - mean(score)^2) / (count - 1)).
+ *
+ * Thread-safety: the functions without an object are reentrant. An inf_perplexity run, a base-file
+ * reader or writer is used by one thread at a time.
+ */
+#ifndef INF_EVAL_H
+#define INF_EVAL_H
+
+#include <ggtk/export.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ggtk/inf_model.h>
+#include <ggtk/inf_status.h>
+#include <ggtk/inf_vocab.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Scoring one token, and the perplexity of many
+ * ------------------------------------------------------------------------------------------- */
+
+/* -log softmax(logits)[token] over `n_vocab` logits: the maximum is found in float, the sum of
+ * e^(logit - max) is accumulated in double, as llama-perplexity does (the exponential is the CPU
+ * backend's vectorized one, within 2 ulp of expf). `token` must be in [0, n_vocab). */
+GGTK_API double inf_token_nll(const float *logits, int32_t n_vocab, int32_t token);
+
+/* Running sums of scores. Zero-initialise before use. */
+typedef struct inf_ppl_stats {
+    double sum_nll;  /* sum of scores */
+    double sum_nll2; /* sum of squared scores */
+    int64_t count;   /* number of scores */
+} inf_ppl_stats;
+
+/* Add one score. */
+GGTK_API void inf_ppl_stats_add(inf_ppl_stats *stats, double nll);
+/* exp(mean score); NAN when count is 0. */
+GGTK_API double inf_ppl_stats_ppl(const inf_ppl_stats *stats);
+/* The uncertainty llama-perplexity prints after "+/-": ppl * sqrt(var / (count - 1)) where
+ * var = mean(score^2) - mean(score)^2; NAN when count < 2 or var <= 0 (llama-perplexity then
+ * prints an error instead of a final estimate). */
+GGTK_API double inf_ppl_stats_error(const inf_ppl_stats *stats);
+
+/* ---------------------------------------------------------------------------------------------
+ * KL-divergence against a base model's log-probabilities
+ *
+ * A base row stores the log-probabilities of one position, quantized as llama-perplexity stores
+ * them in its --kl-divergence-base file, so files are interchangeable with it: n_words =
+ * inf_logprob_row_words(n_vocab) uint16 words; words 0-1 and 2-3 hold two floats (scale and the
+ * smallest stored log-probability lp_min), then one word q[i] per token with
+ * log p[i] = scale * q[i] + lp_min. Log-probabilities more than 16 below the largest are clamped
+ * to lp_min.
+ * ------------------------------------------------------------------------------------------- */
+
+/* uint16 words of one base row: 2 * ((n_vocab + 1) / 2) + 4. */
+GGTK_API size_t inf_logprob_row_words(int32_t n_vocab);
+
+/* Quantize the log-softmax of `logits` into `row` (inf_logprob_row_words(n_vocab) words) and
+ * return the score -log p[token] (computed from the float logits, not the quantized row). */
+GGTK_API double inf_logprob_row_encode(const float *logits, int32_t n_vocab, int32_t token, uint16_t *row);
+
+/* Running sums of the comparison of a model (Q) with the base. Zero-initialise before use. */
+typedef struct inf_kld_stats {
+    double sum_nll, sum_nll2;           /* scores of Q */
+    double sum_nll_base, sum_nll_base2; /* scores of the base */
+    double sum_nll_nll_base;            /* sum of score(Q) * score(base) */
+    double sum_kld, sum_kld2;           /* KL(base || Q) per token */
+    double sum_p_diff, sum_p_diff2, sum_p_diff4; /* dp = p_Q(token) - p_base(token) */
+    float max_abs_p_diff;
+    int64_t n_same_top;                 /* positions where both models' most likely token agree */
+    int64_t count;
+} inf_kld_stats;
+
+/* Compare Q's `logits` with the base `row` at one position whose next token is `token`: add to
+ * `stats` and return KL(base || Q) = sum_i p_base[i] * (log p_base[i] - log p_Q[i]) (tokens whose
+ * base log-probability is <= -16 are left out, as llama-perplexity does); *p_diff (may be NULL)
+ * receives p_Q(token) - p_base(token). */
+GGTK_API double inf_kld_token(const float *logits, int32_t n_vocab, const uint16_t *row, int32_t token,
+                     inf_kld_stats *stats, float *p_diff);
+
+/* Add the sums of `from` into `into`. */
+GGTK_API void inf_kld_stats_merge(inf_kld_stats *into, const inf_kld_stats *from);
+
+/* A value and its uncertainty (one standard error). */
+typedef struct inf_estimate {
+    double value;
+    double error;
+} inf_estimate;
+
+/* Fractions at which inf_kld_summary holds percentiles, largest first. The median (0.5) is
+ * computed as the mean of the two middle values for an even count, as llama-perplexity does. */
+#define INF_KLD_N_PERCENTILES 11
+extern const float inf_kld_percentile_fractions[INF_KLD_N_PERCENTILES];
+
+/* Everything llama-perplexity prints at the end of a KL-divergence run. */
+typedef struct inf_kld_summary {
+    inf_estimate ppl;           /* PPL(Q) */
+    inf_estimate ppl_base;      /* PPL(base) */
+    double log_ppl_correlation; /* Cor(ln PPL(Q), ln PPL(base)) in [-1, 1] */
+    inf_estimate log_ppl_ratio; /* mean ln(PPL(Q) / PPL(base)) */
+    inf_estimate ppl_ratio;     /* PPL(Q) / PPL(base) */
+    inf_estimate ppl_diff;      /* PPL(Q) - PPL(base) */
+    inf_estimate kld;           /* mean KL-divergence */
+    inf_estimate p_diff;        /* mean dp (a fraction, not %) */
+    inf_estimate rms_p_diff;    /* root mean square dp */
+    inf_estimate same_top;      /* fraction of positions whose top token agrees */
+    float kld_max, kld_min, kld_percentile[INF_KLD_N_PERCENTILES];
+    float p_diff_max, p_diff_min, p_diff_percentile[INF_KLD_N_PERCENTILES];
+    int64_t count;
+} inf_kld_summary;
+
+/* The estimates of `stats` (uncertainties are 0 for fewer than 11 positions, as in
+ * llama-perplexity). Used for the running per-chunk line as well; percentiles are left 0. */
+GGTK_API inf_kld_summary inf_kld_estimates(const inf_kld_stats *stats);
+
+/* inf_kld_estimates() plus the percentiles of the per-position values kld[0..n) and
+ * p_diff[0..n), which are sorted in place. n may be 0 (percentiles then 0). */
+GGTK_API inf_kld_summary inf_kld_summarize(const inf_kld_stats *stats, float *kld, float *p_diff,
+                                  size_t n);
+
+/* ---------------------------------------------------------------------------------------------
+ * Base log-probability files (llama-perplexity's --kl-divergence-base format, little-endian):
+ *   "_logits_" | n_ctx u32 | n_vocab i32 | n_chunk i32 | tokens i32[n_chunk * n_ctx] |
+ *   per chunk: (n_ctx - 1 - n_ctx/2) base rows (see above) for the scored positions in order.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct inf_kld_base_writer inf_kld_base_writer;
+
+/* Start writing a base file for `n_chunk` (>= 1) chunks of `n_ctx` (>= 3) tokens; `tokens` holds the
+ * n_chunk * n_ctx tokens evaluated (before any BOS substitution). The data goes to a temporary
+ * file beside `path` that inf_kld_base_writer_finish() renames into place, so `path` never holds a
+ * partial file. NULL on failure (message in `err`). */
+GGTK_API inf_kld_base_writer *inf_kld_base_writer_create(const char *path, int32_t n_ctx, int32_t n_vocab,
+                                                int32_t n_chunk, const inf_token *tokens,
+                                                char *err, size_t err_size);
+/* Append `n_rows` rows (n_rows * inf_logprob_row_words(n_vocab) words). */
+GGTK_API inf_status inf_kld_base_writer_write(inf_kld_base_writer *writer, const uint16_t *rows,
+                                     size_t n_rows, char *err, size_t err_size);
+/* Check that every chunk's rows were written, flush, close and rename into place; on failure the
+ * temporary file is removed. Frees the writer in every case. */
+GGTK_API inf_status inf_kld_base_writer_finish(inf_kld_base_writer *writer, char *err, size_t err_size);
+/* Abandon the file: remove the temporary file and free the writer. NULL allowed. */
+GGTK_API void inf_kld_base_writer_abort(inf_kld_base_writer *writer);
+/* Path of the temporary file being written (for a signal handler to unlink), valid until the
+ * writer is finished or aborted. */
+GGTK_API const char *inf_kld_base_writer_temp_path(const inf_kld_base_writer *writer);
+
+typedef struct inf_kld_base inf_kld_base;
+
+/* Open a base file and validate its header: the magic, 3 <= n_ctx <= 2^24,
+ * 1 <= n_vocab <= 2^24, n_chunk >= 1, every token in [0, n_vocab), and a file size exactly equal
+ * to what the header announces (a truncated or padded file is refused). NULL on failure with one line naming the file and the
+ * field in `err`. */
+GGTK_API inf_kld_base *inf_kld_base_open(const char *path, char *err, size_t err_size);
+/* Close the file. NULL allowed. */
+GGTK_API void inf_kld_base_close(inf_kld_base *base);
+GGTK_API int32_t inf_kld_base_n_ctx(const inf_kld_base *base);
+GGTK_API int32_t inf_kld_base_n_vocab(const inf_kld_base *base);
+GGTK_API int32_t inf_kld_base_n_chunk(const inf_kld_base *base);
+/* The n_chunk * n_ctx tokens of the file, owned by the reader. */
+GGTK_API const inf_token *inf_kld_base_tokens(const inf_kld_base *base);
+/* Read the rows of chunk `chunk` (0 <= chunk < n_chunk) into `rows` ((n_ctx - 1 - n_ctx/2) *
+ * inf_logprob_row_words(n_vocab) words). */
+GGTK_API inf_status inf_kld_base_read_chunk(inf_kld_base *base, int32_t chunk, uint16_t *rows, char *err,
+                                   size_t err_size);
+
+/* ---------------------------------------------------------------------------------------------
+ * The perplexity run: chunks decoded with a model session, scored, and optionally written to or
+ * compared with a base file.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct inf_perplexity inf_perplexity;
+
+typedef struct inf_perplexity_params {
+    int32_t n_ctx;           /* tokens per chunk (>= 4, even is usual; <= the session's n_ctx) */
+    int32_t n_chunks;        /* chunks to evaluate; <= 0: all the text holds */
+    const char *kld_base_out; /* write a base file here (NULL: none) */
+    inf_kld_base *kld_base_in; /* compare with this base (NULL: plain perplexity); the tokens and
+                                  n_ctx then come from it and `tokens` must be NULL */
+} inf_perplexity_params;
+
+/* Results after a chunk. */
+typedef struct inf_chunk_result {
+    int32_t index;        /* 0-based chunk number */
+    double ppl;           /* running estimate over chunks 0..index (what llama-perplexity prints
+                             as [index+1]) */
+    double chunk_ppl;     /* this chunk alone */
+    double chunk_kld;     /* this chunk's mean KL-divergence (KLD runs; NAN otherwise) */
+    double seconds;       /* wall time of this chunk (decode + scoring) */
+} inf_chunk_result;
+
+/* Prepare a run over `tokens[0..n_tokens)` (the tokenized text, BOS already prepended when the
+ * vocabulary adds one) with `session` (which must outlive the run and have n_ctx >= params->n_ctx).
+ * Errors (NULL, message in `err`): fewer than 2 * n_ctx tokens (llama-perplexity's requirement),
+ * n_ctx larger than the session's, a base file whose n_vocab differs from the model's, an
+ * unwritable base output. The tokens are copied. */
+GGTK_API inf_perplexity *inf_perplexity_new(inf_session *session, const inf_token *tokens, size_t n_tokens,
+                                   const inf_perplexity_params *params, char *err,
+                                   size_t err_size);
+/* Free the run; an unfinished base output file is removed. NULL allowed. */
+GGTK_API void inf_perplexity_free(inf_perplexity *run);
+/* Number of chunks the run evaluates. */
+GGTK_API int32_t inf_perplexity_n_chunks(const inf_perplexity *run);
+/* Tokens scored per chunk: n_ctx - 1 - n_ctx/2. */
+GGTK_API int32_t inf_perplexity_scored_per_chunk(const inf_perplexity *run);
+/* Evaluate the next chunk. Returns INF_OK and fills *result, or an error (decode failure, base
+ * file read/write failure: message in `err`). Calling it after the last chunk is INF_ERR_USAGE. */
+GGTK_API inf_status inf_perplexity_next(inf_perplexity *run, inf_chunk_result *result, char *err,
+                               size_t err_size);
+/* Path of the temporary file of an unfinished base output, NULL when none: what a signal handler
+ * must unlink so that an interrupted run leaves nothing behind. */
+GGTK_API const char *inf_perplexity_output_temp_path(const inf_perplexity *run);
+/* Finish after the last chunk: closes the base output file (renaming it into place). */
+GGTK_API inf_status inf_perplexity_finish(inf_perplexity *run, char *err, size_t err_size);
+/* Sums of the scores so far (valid at any time). */
+GGTK_API const inf_ppl_stats *inf_perplexity_stats(const inf_perplexity *run);
+/* KLD runs: the sums so far, and the summary with percentiles over every position scored so far
+ * (call after the last chunk). Without a base: NULL / a zeroed summary. */
+GGTK_API const inf_kld_stats *inf_perplexity_kld_stats(const inf_perplexity *run);
+GGTK_API inf_kld_summary inf_perplexity_kld_summary(inf_perplexity *run);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* INF_EVAL_H */

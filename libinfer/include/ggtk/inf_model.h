@@ -1,0 +1,159 @@
+/* inf_model.h - Llama-architecture language models from GGUF files, and sessions that run them.
+ *
+ * A model is the file's hyper-parameters, its vocabulary and its weights. Weights are used in
+ * place from the file's read-only map (default) or from one heap copy of the data section
+ * (use_mmap false); either way no tensor is converted at load time.
+ *
+ * A session is one decoding context over a model: a KV cache sized to n_ctx positions, a CPU
+ * backend with its threads, and a graph allocator whose compute buffer is sized once, at creation,
+ * for the largest batch. Decoding a batch builds the forward pass as a graph on the engine
+ * (inf_ops.h), allocates it in that buffer and computes it.
+ *
+ * The forward pass is llama.cpp's "llama": token embedding, then per layer RMS-norm, Q/K/V
+ * projections (optional biases), rotary embedding in the normal (non-NeoX) pairing, grouped-query
+ * attention over the cache with a causal mask, output projection and residual, RMS-norm, SwiGLU
+ * feed-forward and residual; a final RMS-norm and the output projection (the token embedding when
+ * the file has no output.weight).
+ *
+ * Thread-safety: a model is immutable after loading and may be shared by sessions in one thread
+ * at a time each; a session is used by one thread at a time (it runs its own threads inside).
+ */
+#ifndef INF_MODEL_H
+#define INF_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ggtk/gguf.h>
+#include <ggtk/inf_status.h>
+#include <ggtk/inf_vocab.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Models
+ * ------------------------------------------------------------------------------------------- */
+
+/* Hyper-parameters, read from "<arch>.*" metadata (defaults as llama.cpp's where a key is
+ * optional). */
+typedef struct inf_model_hparams {
+    uint32_t n_ctx_train; /* context_length */
+    uint32_t n_embd;      /* embedding_length */
+    uint32_t n_layer;     /* block_count */
+    uint32_t n_ff;        /* feed_forward_length */
+    uint32_t n_head;      /* attention.head_count */
+    uint32_t n_head_kv;   /* attention.head_count_kv (default n_head) */
+    uint32_t n_embd_head; /* attention.key_length (default n_embd / n_head) */
+    uint32_t n_rot;       /* rope.dimension_count (default n_embd_head) */
+    uint32_t n_vocab;     /* tokens of the vocabulary (= rows of token_embd.weight) */
+    float rope_freq_base;  /* rope.freq_base (default 10000) */
+    float rope_freq_scale; /* 1 / rope.scaling.factor for linear scaling, else 1 */
+    float rms_eps;         /* attention.layer_norm_rms_epsilon */
+} inf_model_hparams;
+
+typedef struct inf_model_params {
+    bool use_mmap;  /* map the file and use weights in place (true) or read them into memory */
+    bool use_mlock; /* lock the weights in RAM (mlock); failing to is an error */
+} inf_model_params;
+
+/* The defaults: use_mmap true, use_mlock false. */
+GGTK_API inf_model_params inf_model_default_params(void);
+
+typedef struct inf_model inf_model;
+
+/* Load the model at `path` (params NULL: defaults). Checks, each failure one line in `err`
+ * (`err_size` bytes) naming the file and what is wrong:
+ *  - a GGUF error from the reader (truncated file, bad header, ...);
+ *  - general.architecture other than "llama": "unsupported architecture 'X'";
+ *  - a missing or mistyped hyper-parameter key, or values that do not fit together;
+ *  - the vocabulary (inf_vocab_load's message, e.g. a BPE vocabulary without merges);
+ *  - a missing tensor, by name, with the shape it should have; a tensor of the wrong shape, with
+ *    the expected and actual shapes; a tensor of a type the engine cannot use there; a tensor that
+ *    does not belong to a Llama model (e.g. rope_freqs.weight or mixture-of-experts tensors,
+ *    which are not supported).
+ * Returns NULL on failure. Free with inf_model_free(). */
+GGTK_API inf_model *inf_model_load(const char *path, const inf_model_params *params, char *err,
+                          size_t err_size);
+
+/* Free the model (its sessions must be freed first). NULL allowed. */
+GGTK_API void inf_model_free(inf_model *model);
+
+/* The hyper-parameters, owned by the model. */
+GGTK_API const inf_model_hparams *inf_model_get_hparams(const inf_model *model);
+/* The vocabulary, owned by the model. */
+GGTK_API const inf_vocab *inf_model_get_vocab(const inf_model *model);
+/* The opened file (metadata and tensor infos), owned by the model. */
+GGTK_API const ggtk_file *inf_model_get_file(const inf_model *model);
+/* Bytes of weight data the model uses. */
+GGTK_API uint64_t inf_model_weight_bytes(const inf_model *model);
+/* Number of parameters (elements of all weight tensors). */
+GGTK_API uint64_t inf_model_n_params(const inf_model *model);
+
+/* ---------------------------------------------------------------------------------------------
+ * Sessions
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct inf_session_params {
+    int32_t n_ctx;            /* positions the KV cache holds (1 ..= the model's n_ctx_train) */
+    int32_t n_batch;          /* most tokens computed by one graph (1 ..= n_ctx) */
+    int n_threads;            /* CPU threads (<= 0: one per core) */
+    ggtk_tensor_type kv_type; /* GGTK_TENSOR_F16 (default) or GGTK_TENSOR_F32 */
+} inf_session_params;
+
+/* The defaults: n_ctx 512, n_batch 512, n_threads 0, kv_type F16. */
+GGTK_API inf_session_params inf_session_default_params(void);
+
+typedef struct inf_session inf_session;
+
+/* A session over `model` (which must outlive it). Allocates the KV cache, and plans and allocates
+ * the compute buffer for a full batch at the end of a full cache. Errors (NULL, message in `err`):
+ * n_ctx above the model's context length or below 1, n_batch out of range, an unsupported KV
+ * type, an operation of the forward pass the backend cannot compute (naming the tensor and its
+ * types), out of memory. */
+GGTK_API inf_session *inf_session_new(inf_model *model, const inf_session_params *params, char *err,
+                             size_t err_size);
+
+/* Free the session. NULL allowed. */
+GGTK_API void inf_session_free(inf_session *session);
+
+/* Empty the KV cache: the next decode starts at position 0. */
+GGTK_API void inf_session_reset(inf_session *session);
+
+/* Positions already in the cache (the position the next decoded token gets). */
+GGTK_API int32_t inf_session_n_past(const inf_session *session);
+
+/* Decode tokens[0..n_tokens) at positions n_past .. n_past + n_tokens - 1 (in graphs of at most
+ * n_batch tokens) and add them to the cache. Logits are computed for tokens[first_output ..
+ * n_tokens) only (0 <= first_output <= n_tokens) and read with inf_session_logits(). Returns
+ * INF_ERR_INVALID for a token id outside the vocabulary or more tokens than the cache has room for,
+ * INF_ERR_NOMEM, or a backend failure; the message is in inf_session_error(). After a failure the
+ * cache content is unspecified: call inf_session_reset(). */
+GGTK_API inf_status inf_session_decode(inf_session *session, const inf_token *tokens, int32_t n_tokens,
+                              int32_t first_output);
+
+/* Logits of the last decode: *n_rows (may be NULL) rows of n_vocab floats, row r for
+ * tokens[first_output + r]. Owned by the session, valid until the next decode. */
+GGTK_API const float *inf_session_logits(const inf_session *session, int32_t *n_rows);
+
+/* The session's parameters as resolved (n_threads as used). */
+GGTK_API inf_session_params inf_session_get_params(const inf_session *session);
+/* The model the session runs. */
+GGTK_API const inf_model *inf_session_model(const inf_session *session);
+/* Bytes of the KV cache, of the compute buffer (which also holds the logits of a decode done in
+ * one graph), and of the buffer logits are gathered in when a decode needs several graphs (0
+ * until one does). */
+GGTK_API size_t inf_session_kv_bytes(const inf_session *session);
+GGTK_API size_t inf_session_compute_bytes(const inf_session *session);
+GGTK_API size_t inf_session_logits_bytes(const inf_session *session);
+
+/* Message of the last failed decode, "" when none. Owned by the session. */
+GGTK_API const char *inf_session_error(const inf_session *session);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* INF_MODEL_H */

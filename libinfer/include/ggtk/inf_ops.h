@@ -1,0 +1,96 @@
+/* inf_ops.h - constructors of the operations a Llama forward pass needs.
+ *
+ * Each function records an operation and returns the tensor that will hold its result; nothing is
+ * computed until a backend runs a graph containing it (inf_backend.h). Results are F32 unless
+ * stated. On error (bad shapes or types, context full, a NULL source) a constructor returns NULL
+ * and the context keeps the message (inf_context_error()).
+ *
+ * Broadcasting, where allowed, repeats `b` along every dimension i where b->ne[i] divides
+ * a->ne[i]. Sources may be non-contiguous (views, permutations) unless a constructor says
+ * otherwise; element order is always row-major by dimension 0 first.
+ *
+ * Thread-safety: as for inf_tensor.h - one thread at a time per context.
+ */
+#ifndef INF_OPS_H
+#define INF_OPS_H
+
+#include <ggtk/export.h>
+
+#include <ggtk/inf_tensor.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Contiguous copy of `a` (F32 or F16) with a's type and shape: makes a permuted view usable where
+ * contiguity is required, e.g. before a reshape. */
+GGTK_API inf_tensor *inf_cont(inf_context *ctx, inf_tensor *a);
+
+/* Copy the elements of `a` (F32 or F16) in row-major order into `b` (F32, F16 or BF16; same element
+ * count; may be a view into a cache), converting the type. Returns a view of `b` that depends on
+ * the copy: consumers that must see the copied data should read through it. */
+GGTK_API inf_tensor *inf_cpy(inf_context *ctx, inf_tensor *a, inf_tensor *b);
+
+/* Write row i of `src` (F32, [ne0, n, ne2, ne3]) into row ids[i] of `dst` (F32, F16 or BF16,
+ * [ne0, rows, ne2, ne3]), converting the type; `ids` is I32 [n] and shared by every ne2/ne3
+ * slice. Indices out of [0, rows) make the compute fail. Returns a view of `dst` that depends on
+ * the write (read the cache through it, as for inf_cpy). */
+GGTK_API inf_tensor *inf_set_rows(inf_context *ctx, inf_tensor *dst, inf_tensor *src, inf_tensor *ids);
+
+/* Rows of `a` ([ne0, rows], any type libinfer can dequantize: F32, F16, BF16, Q8_0, Q4_0, Q4_1)
+ * picked by `ids` (I32 [n]), dequantized: result F32 [ne0, n]. Out-of-range ids make the compute
+ * fail. */
+GGTK_API inf_tensor *inf_get_rows(inf_context *ctx, inf_tensor *a, inf_tensor *ids);
+
+/* a + b and a * b element-wise, F32, b broadcast over a; the result has a's shape. */
+GGTK_API inf_tensor *inf_add(inf_context *ctx, inf_tensor *a, inf_tensor *b);
+GGTK_API inf_tensor *inf_mul(inf_context *ctx, inf_tensor *a, inf_tensor *b);
+
+/* a * s, F32. */
+GGTK_API inf_tensor *inf_scale(inf_context *ctx, inf_tensor *a, float s);
+
+/* x * sigmoid(x) element-wise, F32. */
+GGTK_API inf_tensor *inf_silu(inf_context *ctx, inf_tensor *a);
+
+/* silu(gate) * up element-wise (the SwiGLU feed-forward product); same shapes, F32. */
+GGTK_API inf_tensor *inf_swiglu(inf_context *ctx, inf_tensor *gate, inf_tensor *up);
+
+/* Each row of `a` (F32) divided by sqrt(mean of its squares + eps). No weight: multiply by the
+ * norm weight with inf_mul(). */
+GGTK_API inf_tensor *inf_rms_norm(inf_context *ctx, inf_tensor *a, float eps);
+
+/* How rotary embedding pairs the elements of a head. */
+typedef enum inf_rope_mode {
+    INF_ROPE_NORMAL = 0, /* pairs (2i, 2i+1) - Llama as converted by llama.cpp */
+    INF_ROPE_NEOX = 2,   /* pairs (i, i + n_dims/2) - GPT-NeoX, Qwen, ... */
+} inf_rope_mode;
+
+/* Rotary position embedding. `a` is F32 [head_dim, n_head, n_tokens, 1]; `pos` is I32 [n_tokens]
+ * (the position of each token). The first `n_dims` (even, <= head_dim) elements of every head are
+ * rotated, pair i by angle pos * freq_scale * freq_base^(-2i/n_dims); the rest are copied.
+ * freq_scale 1 is plain RoPE, below 1 linear position scaling. */
+GGTK_API inf_tensor *inf_rope(inf_context *ctx, inf_tensor *a, inf_tensor *pos, int n_dims,
+                     inf_rope_mode mode, float freq_base, float freq_scale);
+
+/* Softmax over dimension 0 of (a * scale + mask). `a` is F32 [n_kv, n_q, ne2, ne3]; `mask` is F32
+ * [n_kv, n_q] broadcast over ne2 and ne3 (-INFINITY hides an element), or NULL for none. */
+GGTK_API inf_tensor *inf_soft_max(inf_context *ctx, inf_tensor *a, inf_tensor *mask, float scale);
+
+/* Softmax over dimension 0 of a * scale with a causal mask: query row i (dimension 1) of a
+ * sequence whose first query sits at position n_past sees key positions 0..n_past + i only.
+ * `a` is F32 [n_kv, n_q, ne2, ne3] with n_kv >= n_past + n_q. */
+GGTK_API inf_tensor *inf_soft_max_causal(inf_context *ctx, inf_tensor *a, float scale, int64_t n_past);
+
+/* Matrix product. `a` is [K, M, A2, A3] of type F32, F16, BF16, Q8_0, Q4_0 or Q4_1 (weights, a
+ * K cache, ...); `b` is F32 [K, N, B2, B3] with B2 a multiple of A2 and B3 of A3 (a's matrices
+ * are shared by B2/A2 consecutive b matrices: grouped-query attention). The result is F32
+ * [M, N, B2, B3] with dst[n][m] = dot(row m of a, row n of b). A quantized `a` must have
+ * contiguous blocks (nb[0] one block); a float `a` and `b` may have any strides (a transposed
+ * view of a V cache is fine). */
+GGTK_API inf_tensor *inf_mul_mat(inf_context *ctx, inf_tensor *a, inf_tensor *b);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* INF_OPS_H */

@@ -1,0 +1,127 @@
+/* inf_quant.h - convert rows of tensor data between float32 and the GGUF storage types
+ * (F32, F16, BF16, and the block-quantized Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1).
+ *
+ * Quantizing is byte-for-byte what ggml's reference quantizers (quantize_row_*_ref) write, so a
+ * file quantized here equals one written by llama-quantize without an importance matrix.
+ * Dequantizing is exactly (bit for bit) the float ggml's dequantize_row_* computes.
+ *
+ * Block geometry (elements per block, bytes per block) comes only from libgguf's type table,
+ * ggtk_tensor_type_info_get(). Block layouts, all little-endian, d/m/s stored as IEEE fp16:
+ *   Q4_0 {d; qs[16]}          x = d * (q - 8),  q 4-bit; qs[j] low nibble = element j,
+ *                                               high nibble = element j + 16
+ *   Q4_1 {d; m; qs[16]}       x = d * q + m
+ *   Q5_0 {d; qh[4]; qs[16]}   x = d * (q - 16), q 5-bit; bit 4 of element j is bit j of qh
+ *   Q5_1 {d; m; qh[4]; qs[16]} x = d * q + m
+ *   Q8_0 {d; qs[32] int8}     x = d * q
+ *   Q8_1 {d; s; qs[32] int8}  x = d * q, s = d * sum(q) (used for activations by matmul)
+ *
+ * Every kernel exists as portable scalar C (the reference) and, on x86-64, AVX2 and AVX-512
+ * versions that produce identical bytes/floats. The version used follows inf_simd_active()
+ * (see inf_simd.h) at the moment of each call.
+ *
+ * NaN inputs: F16/BF16 conversions follow ggml (a NaN stays a quiet NaN of the same sign).
+ * Block quantizers are defined for finite inputs only; NaN/Inf give unspecified (but
+ * deterministic, memory-safe) codes, as in ggml.
+ *
+ * Thread-safety: every function is reentrant; distinct output buffers may be written from many
+ * threads at once.
+ */
+#ifndef INF_QUANT_H
+#define INF_QUANT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <ggtk/gguf.h>
+#include <ggtk/inf_simd.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Raw bit patterns of IEEE half precision and bfloat16 values as stored in GGUF files. */
+typedef uint16_t inf_fp16;
+typedef uint16_t inf_bf16;
+
+/* ---------------------------------------------------------------------------------------------
+ * Scalar conversions (always the portable code; use the row converters for bulk data)
+ * ------------------------------------------------------------------------------------------- */
+
+/* Exact widening; NaN stays NaN (quiet bit set, payload kept), denormals are kept. */
+GGTK_API float inf_fp16_to_fp32(inf_fp16 h);
+/* Round to nearest, ties to even; overflow gives +-Inf, values below half the smallest denormal
+ * give +-0, NaN gives a quiet NaN (0x7E00 with the input's sign), as ggml does. */
+GGTK_API inf_fp16 inf_fp32_to_fp16(float f);
+/* Exact widening (bits shifted up by 16). */
+GGTK_API float inf_bf16_to_fp32(inf_bf16 h);
+/* Round to nearest, ties to even, denormals kept (not flushed); NaN keeps its upper 16 bits
+ * with the quiet bit forced, as ggml does. */
+GGTK_API inf_bf16 inf_fp32_to_bf16(float f);
+
+/* ---------------------------------------------------------------------------------------------
+ * Kernel table
+ * ------------------------------------------------------------------------------------------- */
+
+/* Dequantize `n` elements (a multiple of the type's block size) from `src` to `dst`. */
+typedef void (*inf_to_float_fn)(const void *src, float *dst, int64_t n);
+/* Quantize `n` elements (a multiple of the type's block size) from `src` to `dst`. */
+typedef void (*inf_from_float_fn)(const float *src, void *dst, int64_t n);
+
+/* The kernels of one tensor type at one SIMD level; a NULL member means unsupported. Kernels
+ * check nothing: n must be a non-negative multiple of the block size, buffers must not overlap,
+ * and no alignment is required. */
+typedef struct inf_quant_kernels {
+    inf_to_float_fn to_float;
+    inf_from_float_fn from_float;
+} inf_quant_kernels;
+
+/* Kernels of `type` for the active SIMD level. Never NULL: an unknown or unsupported type gets
+ * a row whose members are NULL. Static storage; look it up again after inf_simd_force(). */
+GGTK_API const inf_quant_kernels *inf_quant_kernels_get(ggtk_tensor_type type);
+
+/* Kernels of `type` at an explicit level (clamped to what this build and CPU have). For tests
+ * and benchmarks that compare levels; never NULL, as above. */
+GGTK_API const inf_quant_kernels *inf_quant_kernels_at(ggtk_tensor_type type, inf_simd_level level);
+
+/* True when inf_quantize_row() supports `type` (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
+ * Q8_1). */
+GGTK_API bool inf_type_can_quantize(ggtk_tensor_type type);
+/* True when inf_dequantize_row() supports `type` (the same list). */
+GGTK_API bool inf_type_can_dequantize(ggtk_tensor_type type);
+
+/* ---------------------------------------------------------------------------------------------
+ * Checked entry points
+ * ------------------------------------------------------------------------------------------- */
+
+/* Quantize `n` floats into `dst` (ggtk_tensor_type_bytes(type, n) bytes). Returns false and
+ * writes nothing when the type is unsupported, n is negative or not a multiple of its block
+ * size. */
+GGTK_API bool inf_quantize_row(ggtk_tensor_type type, const float *src, void *dst, int64_t n);
+
+/* Dequantize `n` elements of `type` from `src` into `n` floats. Returns false and writes
+ * nothing when the type is unsupported, n is negative or not a multiple of its block size. */
+GGTK_API bool inf_dequantize_row(ggtk_tensor_type type, const void *src, float *dst, int64_t n);
+
+/* Quantize a contiguous nrows x ncols float matrix into contiguous quantized rows, splitting the
+ * blocks among `nthreads` OpenMP threads (<= 0: OpenMP's default). Output bytes do not depend on
+ * the thread count. Returns false and writes nothing when the type is unsupported, a count is
+ * negative, ncols is not a multiple of the block size or nrows*ncols overflows. */
+GGTK_API bool inf_quantize_rows(ggtk_tensor_type type, const float *src, void *dst, int64_t nrows,
+                       int64_t ncols, int nthreads);
+
+/* Dequantize a contiguous nrows x ncols matrix of `type`; as inf_quantize_rows(). */
+GGTK_API bool inf_dequantize_rows(ggtk_tensor_type type, const void *src, float *dst, int64_t nrows,
+                         int64_t ncols, int nthreads);
+
+/* Row converters between fp32 and fp16/bf16 at the active SIMD level (same bits as the scalar
+ * conversions above). Any n >= 0; buffers must not overlap. */
+GGTK_API void inf_fp16_to_fp32_row(const inf_fp16 *src, float *dst, int64_t n);
+GGTK_API void inf_fp32_to_fp16_row(const float *src, inf_fp16 *dst, int64_t n);
+GGTK_API void inf_bf16_to_fp32_row(const inf_bf16 *src, float *dst, int64_t n);
+GGTK_API void inf_fp32_to_bf16_row(const float *src, inf_bf16 *dst, int64_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

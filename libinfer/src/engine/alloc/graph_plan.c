@@ -1,0 +1,292 @@
+/* graph_plan.c - liveness planning of a graph's compute buffer.
+ *
+ * Walk the nodes in execution order. A node that needs memory first tries to take over a source
+ * whose last use it is (in place), else gets a best-fit block. Then each source whose consumers
+ * have all run gives its block back - for a view, the block of the tensor it looks into, once
+ * that tensor has no consumers and no live views left. Inputs, outputs and leaves without memory
+ * are placed first and never given back. */
+#include "graph_plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "free_blocks.h"
+#include "engine/tensor/tensor_internal.h"
+
+/* Per-tensor bookkeeping of one planning run. */
+typedef struct tensor_state {
+    const inf_tensor *tensor;
+    int consumers;   /* nodes (views included) still to run that read it */
+    int live_views;  /* views of it whose consumers have not all run */
+    bool ours;       /* the plan placed it (and so may give it back) */
+    bool handed_on;  /* its block was taken over by an in-place consumer */
+    size_t offset;
+    size_t size;
+} tensor_state;
+
+typedef struct planner {
+    const inf_graph *graph;
+    int n_leaves;
+    int count;
+    tensor_state *states;
+    int *slots;          /* open-addressing map tensor -> state index, -1 empty */
+    int n_slots;
+    free_blocks blocks;
+    plan_release *releases;
+    int n_releases;
+    int cap_releases;
+    graph_plan *plan;
+} planner;
+
+static inf_tensor *tensor_at(const inf_graph *graph, int n_leaves, int index)
+{
+    return index < n_leaves ? inf_graph_leaf(graph, index) : inf_graph_node(graph, index - n_leaves);
+}
+
+static size_t slot_of(const planner *pl, const inf_tensor *t)
+{
+    return (size_t)(((uintptr_t)t >> 4) * 0x9E3779B97F4A7C15ULL % (uint64_t)pl->n_slots);
+}
+
+static tensor_state *state_of(const planner *pl, const inf_tensor *t)
+{
+    for (size_t i = slot_of(pl, t);; i = (i + 1) % (size_t)pl->n_slots) {
+        if (pl->slots[i] < 0)
+            return NULL;
+        if (pl->states[pl->slots[i]].tensor == t)
+            return &pl->states[pl->slots[i]];
+    }
+}
+
+static void add_state(planner *pl, int index, const inf_tensor *t)
+{
+    size_t i = slot_of(pl, t);
+    while (pl->slots[i] >= 0)
+        i = (i + 1) % (size_t)pl->n_slots;
+    pl->slots[i] = index;
+    pl->states[index] = (tensor_state){.tensor = t, .offset = PLAN_NONE};
+}
+
+uint64_t plan_signature(const inf_graph *graph)
+{
+    /* FNV-1a over the fields; source positions come from a temporary planner map. */
+    uint64_t h = 0xcbf29ce484222325ULL;
+#define MIX(v)                                                                                 \
+    do {                                                                                       \
+        uint64_t mix_v = (uint64_t)(v);                                                        \
+        for (int mix_i = 0; mix_i < 8; mix_i++, mix_v >>= 8)                                   \
+            h = (h ^ (mix_v & 0xff)) * 0x100000001b3ULL;                                       \
+    } while (0)
+    const int n_leaves = inf_graph_n_leaves(graph), count = n_leaves + inf_graph_n_nodes(graph);
+    MIX(count);
+    MIX(n_leaves);
+    for (int i = 0; i < count; i++) {
+        const inf_tensor *t = tensor_at(graph, n_leaves, i);
+        MIX(t->op);
+        MIX(t->type);
+        for (int d = 0; d < INF_MAX_DIMS; d++) {
+            MIX(t->ne[d]);
+            MIX(t->nb[d]);
+        }
+        MIX(t->flags);
+        MIX(t->data != NULL && (!t->view_src || t->view_src->data != NULL));
+        MIX(t->view_src != NULL);
+        for (int s = 0; s < INF_MAX_SRC; s++)
+            MIX(t->src[s] != NULL);
+    }
+#undef MIX
+    return h;
+}
+
+/* Whether the plan must find memory for t: it has none and owns its memory (not a view). */
+static bool needs_block(const inf_tensor *t)
+{
+    return !t->data && !t->view_src;
+}
+
+static bool place(planner *pl, tensor_state *st)
+{
+    st->size = inf_tensor_nbytes(st->tensor);
+    if (!free_blocks_take(&pl->blocks, st->size, &st->offset))
+        return false;
+    st->ours = true;
+    pl->plan->stats.n_allocated++;
+    pl->plan->stats.tensor_bytes += free_blocks_round(&pl->blocks, st->size);
+    return true;
+}
+
+static bool pinned(const inf_tensor *t)
+{
+    return (t->flags & (INF_TENSOR_INPUT | INF_TENSOR_OUTPUT)) != 0 || t->op == INF_OP_NONE;
+}
+
+/* Operations that read element k of a same-shaped source before writing element k (or a whole
+ * row before writing that row), so the result may overwrite the source. */
+static bool op_allows_in_place(inf_op op)
+{
+    switch (op) {
+    case INF_OP_ADD: case INF_OP_MUL: case INF_OP_SCALE: case INF_OP_SILU: case INF_OP_SWIGLU:
+    case INF_OP_RMS_NORM: case INF_OP_ROPE: case INF_OP_SOFT_MAX:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* A source of `node` whose block the node may take over, or NULL. */
+static tensor_state *in_place_source(planner *pl, const inf_tensor *node)
+{
+    if (!op_allows_in_place(node->op))
+        return NULL;
+    for (int s = 0; s < INF_MAX_SRC; s++) {
+        const inf_tensor *src = node->src[s];
+        tensor_state *st = src ? state_of(pl, src) : NULL;
+        if (!st || !st->ours || st->handed_on || pinned(src) || src->view_src ||
+            st->consumers != 1 || st->live_views != 0 || src->type != node->type ||
+            !inf_tensor_same_shape(src, node) || !inf_tensor_is_contiguous(src) ||
+            inf_tensor_nbytes(src) != inf_tensor_nbytes(node))
+            continue;
+        return st;
+    }
+    return NULL;
+}
+
+static bool record_release(planner *pl, size_t offset, size_t size)
+{
+    if (pl->n_releases == pl->cap_releases) {
+        int cap = pl->cap_releases ? 2 * pl->cap_releases : 64;
+        plan_release *grown = realloc(pl->releases, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return false;
+        pl->releases = grown;
+        pl->cap_releases = cap;
+    }
+    pl->releases[pl->n_releases++] = (plan_release){offset, size};
+    return free_blocks_give(&pl->blocks, offset, size);
+}
+
+/* Give back t's block if nothing needs it any more. */
+static bool release_if_dead(planner *pl, tensor_state *st)
+{
+    if (!st || st->consumers > 0 || st->live_views > 0 || !st->ours || st->handed_on ||
+        pinned(st->tensor))
+        return true;
+    st->handed_on = true; /* given back: never twice */
+    return record_release(pl, st->offset, free_blocks_round(&pl->blocks, st->size));
+}
+
+/* After `node` ran: one consumer fewer for each source; dead views free their view source. */
+static bool after_node(planner *pl, const inf_tensor *node)
+{
+    for (int s = 0; s < INF_MAX_SRC; s++) {
+        tensor_state *st = node->src[s] ? state_of(pl, node->src[s]) : NULL;
+        if (!st)
+            continue;
+        st->consumers--;
+        if (st->consumers == 0 && st->live_views == 0 && st->tensor->view_src) {
+            tensor_state *owner = state_of(pl, st->tensor->view_src);
+            if (owner) {
+                owner->live_views--;
+                if (!release_if_dead(pl, owner))
+                    return false;
+            }
+        }
+        if (!release_if_dead(pl, st))
+            return false;
+    }
+    return true;
+}
+
+static void count_uses(planner *pl)
+{
+    for (int i = pl->n_leaves; i < pl->count; i++) {
+        const inf_tensor *t = pl->states[i].tensor;
+        for (int s = 0; s < INF_MAX_SRC; s++) {
+            tensor_state *st = t->src[s] ? state_of(pl, t->src[s]) : NULL;
+            if (st)
+                st->consumers++;
+        }
+        tensor_state *owner = t->view_src ? state_of(pl, t->view_src) : NULL;
+        if (owner)
+            owner->live_views++;
+    }
+}
+
+static inf_status walk(planner *pl)
+{
+    graph_plan *plan = pl->plan;
+    /* Leaves and inputs first: they must hold their data from before the compute starts. */
+    for (int i = 0; i < pl->count; i++) {
+        tensor_state *st = &pl->states[i];
+        if (needs_block(st->tensor) && (i < pl->n_leaves || (st->tensor->flags & INF_TENSOR_INPUT)) &&
+            !place(pl, st))
+            return INF_ERR_NOMEM;
+    }
+    for (int i = pl->n_leaves; i < pl->count; i++) {
+        tensor_state *st = &pl->states[i];
+        const inf_tensor *node = st->tensor;
+        plan->release_start[i - pl->n_leaves] = pl->n_releases;
+        if (node->view_src && !node->view_src->data && !state_of(pl, node->view_src))
+            return INF_ERR_INVALID;
+        if (needs_block(node) && st->offset == PLAN_NONE) {
+            tensor_state *donor = in_place_source(pl, node);
+            if (donor) {
+                donor->handed_on = true;
+                st->offset = donor->offset;
+                st->size = donor->size;
+                st->ours = true;
+                plan->stats.n_allocated++;
+                plan->stats.n_in_place++;
+                plan->stats.tensor_bytes += free_blocks_round(&pl->blocks, st->size);
+            } else if (!place(pl, st)) {
+                return INF_ERR_NOMEM;
+            }
+        }
+        if (!after_node(pl, node))
+            return INF_ERR_NOMEM;
+    }
+    plan->release_start[pl->count - pl->n_leaves] = pl->n_releases;
+    for (int i = 0; i < pl->count; i++)
+        plan->offsets[i] = pl->states[i].ours ? pl->states[i].offset : PLAN_NONE;
+    plan->stats.buffer_size = pl->blocks.peak;
+    return INF_OK;
+}
+
+void plan_free(graph_plan *plan)
+{
+    free(plan->offsets);
+    free(plan->release_start);
+    free(plan->releases);
+    memset(plan, 0, sizeof *plan);
+}
+
+inf_status plan_graph(const inf_graph *graph, size_t alignment, graph_plan *plan)
+{
+    plan_free(plan);
+    planner pl = {.graph = graph, .n_leaves = inf_graph_n_leaves(graph), .plan = plan};
+    pl.count = pl.n_leaves + inf_graph_n_nodes(graph);
+    pl.n_slots = 2 * pl.count + 1;
+    pl.states = calloc((size_t)pl.count + 1, sizeof *pl.states);
+    pl.slots = malloc((size_t)pl.n_slots * sizeof *pl.slots);
+    plan->offsets = malloc(((size_t)pl.count + 1) * sizeof *plan->offsets);
+    plan->release_start = malloc(((size_t)inf_graph_n_nodes(graph) + 1) * sizeof *plan->release_start);
+    inf_status st = INF_ERR_NOMEM;
+    if (pl.states && pl.slots && plan->offsets && plan->release_start) {
+        memset(pl.slots, 0xff, (size_t)pl.n_slots * sizeof *pl.slots);
+        for (int i = 0; i < pl.count; i++)
+            add_state(&pl, i, tensor_at(graph, pl.n_leaves, i));
+        free_blocks_init(&pl.blocks, alignment);
+        count_uses(&pl);
+        st = walk(&pl);
+        free_blocks_release(&pl.blocks);
+    }
+    free(pl.states);
+    free(pl.slots);
+    plan->releases = pl.releases;
+    plan->n_leaves = pl.n_leaves;
+    plan->n_nodes = inf_graph_n_nodes(graph);
+    plan->signature = plan_signature(graph);
+    if (st != INF_OK)
+        plan_free(plan);
+    return st;
+}

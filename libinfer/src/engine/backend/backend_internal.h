@@ -1,0 +1,24 @@
+/* backend_internal.h - what a backend implements behind the public inf_backend_* calls. */
+#ifndef INF_BACKEND_INTERNAL_H
+#define INF_BACKEND_INTERNAL_H
+
+#include <ggtk/inf_backend.h>
+
+typedef struct inf_backend_ops {
+    const char *name;
+    size_t alignment;
+    void (*release)(inf_backend *backend);
+    inf_buffer *(*alloc_buffer)(inf_backend *backend, size_t size);
+    bool (*supports)(const inf_backend *backend, const inf_tensor *node);
+    /* Runs the graph; on failure writes the message into backend->error. */
+    inf_status (*compute)(inf_backend *backend, const inf_graph *graph, inf_node_observer observer,
+                          void *user);
+} inf_backend_ops;
+
+struct inf_backend {
+    const inf_backend_ops *ops;
+    void *impl;
+    char error[256];
+};
+
+#endif

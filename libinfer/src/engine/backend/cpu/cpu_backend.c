@@ -1,0 +1,214 @@
+/* cpu_backend.c - the CPU backend: checks a graph, sizes the shared work buffer once (the compute
+ * plan), then runs every node inside one OpenMP parallel region with a barrier between nodes, so
+ * threads are started once per graph rather than once per node. */
+#include <limits.h>
+#include <omp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "engine/backend/backend_internal.h"
+#include "cpu_internal.h"
+#include "engine/tensor/tensor_internal.h"
+
+typedef struct cpu_backend {
+    int n_threads;
+    char *work;
+    size_t work_size;
+} cpu_backend;
+
+void cpu_fail(const cpu_params *p, const char *fmt, ...)
+{
+    int none = INT_MAX;
+    if (!atomic_compare_exchange_strong(&p->failure->node, &none, p->node_index))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->failure->message, sizeof p->failure->message, fmt, ap);
+    va_end(ap);
+}
+
+static int thread_count(const cpu_backend *cpu)
+{
+    return cpu->n_threads > 0 ? cpu->n_threads : omp_get_max_threads();
+}
+
+static inf_status cpu_compute(inf_backend *backend, const inf_graph *graph,
+                              inf_node_observer observer, void *user);
+
+static bool cpu_supports(const inf_backend *backend, const inf_tensor *node)
+{
+    (void)backend;
+    return (unsigned)node->op < INF_OP_COUNT && cpu_ops[node->op].supports(node);
+}
+
+size_t inf_backend_cpu_work_size(const inf_backend *backend, const inf_graph *graph)
+{
+    if (backend->ops->compute != cpu_compute)
+        return 0;
+    int n_threads = thread_count(backend->impl);
+    size_t size = 0;
+    for (int i = 0; i < inf_graph_n_nodes(graph); i++) {
+        const inf_tensor *node = inf_graph_node(graph, i);
+        if ((unsigned)node->op < INF_OP_COUNT && cpu_ops[node->op].work_size) {
+            size_t need = cpu_ops[node->op].work_size(node, n_threads);
+            size = need > size ? need : size;
+        }
+    }
+    return size;
+}
+
+/* Give views their memory from their sources and check that every tensor has memory and every
+ * node a kernel. */
+static inf_status prepare(inf_backend *backend, const inf_graph *graph)
+{
+    for (int i = 0; i < inf_graph_n_leaves(graph); i++) {
+        const inf_tensor *leaf = inf_graph_leaf(graph, i);
+        if (!leaf->data) {
+            snprintf(backend->error, sizeof backend->error, "cpu: leaf '%s' has no memory",
+                     leaf->name);
+            return INF_ERR_USAGE;
+        }
+    }
+    for (int i = 0; i < inf_graph_n_nodes(graph); i++) {
+        inf_tensor *node = inf_graph_node(graph, i);
+        if (!node->data && node->view_src && node->view_src->data) {
+            node->data = (char *)node->view_src->data + node->view_offset;
+            node->buffer = node->view_src->buffer;
+        }
+        if (!node->data) {
+            snprintf(backend->error, sizeof backend->error, "cpu: node %d '%s' has no memory", i,
+                     node->name);
+            return INF_ERR_USAGE;
+        }
+        if (!cpu_supports(backend, node)) {
+            snprintf(backend->error, sizeof backend->error,
+                     "cpu: node %d '%s': %s of these types/layouts is not supported", i, node->name,
+                     inf_op_name(node->op));
+            return INF_ERR_UNSUPPORTED;
+        }
+    }
+    return INF_OK;
+}
+
+static inf_status grow_work(inf_backend *backend, size_t size)
+{
+    cpu_backend *cpu = backend->impl;
+    if (size <= cpu->work_size)
+        return INF_OK;
+    free(cpu->work);
+    cpu->work_size = 0;
+    cpu->work = aligned_alloc(INF_DATA_ALIGNMENT, (size + INF_DATA_ALIGNMENT - 1) /
+                                                      INF_DATA_ALIGNMENT * INF_DATA_ALIGNMENT);
+    if (!cpu->work) {
+        snprintf(backend->error, sizeof backend->error, "cpu: cannot allocate %zu bytes of work buffer",
+                 size);
+        return INF_ERR_NOMEM;
+    }
+    cpu->work_size = size;
+    return INF_OK;
+}
+
+/* Run the nodes. Every thread walks the same list; after each node a barrier, then the observer
+ * (thread 0, the others waiting at a second barrier), then a check of where the compute must
+ * stop. Failures record the node index, so a thread already inside the next node cannot make its
+ * slower peers stop at a different one. */
+static void run_nodes(cpu_backend *cpu, const inf_graph *graph, int n_threads,
+                      inf_node_observer observer, void *user, cpu_failure *failure)
+{
+    const int n_nodes = inf_graph_n_nodes(graph);
+    atomic_int stop_after = INT_MAX;
+    cpu_barrier_state barrier;
+    atomic_llong next_item = 0;
+    /* The team may be smaller than asked for; the barrier must count the threads that run. */
+    int team = 0;
+#pragma omp parallel num_threads(n_threads)
+    {
+#pragma omp single
+        {
+            team = omp_get_num_threads();
+            cpu_barrier_init(&barrier, team);
+        }
+        cpu_params p = {.ith = omp_get_thread_num(), .nth = team, .work = cpu->work,
+                        .work_size = cpu->work_size, .failure = failure, .barrier = &barrier,
+                        .next_item = &next_item};
+        for (int i = 0; i < n_nodes; i++) {
+            inf_tensor *node = inf_graph_node(graph, i);
+            p.node_index = i;
+            if (cpu_ops[node->op].compute) {
+                cpu_ops[node->op].compute(&p, node);
+                cpu_barrier(&p);
+            }
+            if (observer) {
+                if (p.ith == 0 && !observer(graph, i, user))
+                    atomic_store(&stop_after, i);
+                cpu_barrier(&p);
+            }
+            if (atomic_load(&failure->node) <= i || atomic_load(&stop_after) <= i)
+                break;
+        }
+    }
+}
+
+static inf_status cpu_compute(inf_backend *backend, const inf_graph *graph,
+                              inf_node_observer observer, void *user)
+{
+    cpu_backend *cpu = backend->impl;
+    inf_status st = prepare(backend, graph);
+    if (st == INF_OK)
+        st = grow_work(backend, inf_backend_cpu_work_size(backend, graph));
+    if (st != INF_OK)
+        return st;
+    cpu_failure failure = {.node = INT_MAX};
+    run_nodes(cpu, graph, thread_count(cpu), observer, user, &failure);
+    if (atomic_load(&failure.node) != INT_MAX) {
+        snprintf(backend->error, sizeof backend->error, "cpu: node %d '%.50s': %.170s",
+                 atomic_load(&failure.node), inf_graph_node(graph, atomic_load(&failure.node))->name,
+                 failure.message);
+        return INF_ERR_INVALID;
+    }
+    return INF_OK;
+}
+
+static inf_buffer *cpu_alloc_buffer(inf_backend *backend, size_t size)
+{
+    return inf_buffer_host_new(size, backend->ops->alignment);
+}
+
+static void cpu_release(inf_backend *backend)
+{
+    cpu_backend *cpu = backend->impl;
+    free(cpu->work);
+    free(cpu);
+    free(backend);
+}
+
+static const inf_backend_ops cpu_backend_ops = {
+    .name = "cpu",
+    .alignment = INF_DATA_ALIGNMENT,
+    .release = cpu_release,
+    .alloc_buffer = cpu_alloc_buffer,
+    .supports = cpu_supports,
+    .compute = cpu_compute,
+};
+
+inf_backend *inf_backend_cpu_new(int n_threads)
+{
+    inf_backend *backend = calloc(1, sizeof *backend);
+    cpu_backend *cpu = calloc(1, sizeof *cpu);
+    if (!backend || !cpu) {
+        free(backend);
+        free(cpu);
+        return NULL;
+    }
+    cpu->n_threads = n_threads;
+    backend->ops = &cpu_backend_ops;
+    backend->impl = cpu;
+    return backend;
+}
+
+void inf_backend_cpu_set_threads(inf_backend *backend, int n_threads)
+{
+    if (backend->ops == &cpu_backend_ops)
+        ((cpu_backend *)backend->impl)->n_threads = n_threads;
+}

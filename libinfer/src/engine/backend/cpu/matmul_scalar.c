@@ -1,0 +1,80 @@
+/* matmul_scalar.c - portable kernels of the matrix product: the reference the SIMD levels are
+ * tested against. They follow the same packed formats and the same order of float operations per
+ * block (an exact integer dot product, then one multiply-add by the two scales). */
+#include "matmul.h"
+
+#include <string.h>
+
+enum { SCALAR_P = 8, SCALAR_GQ = 4, SCALAR_GF = 4 };
+
+/* Write (or add) rows j < nr, columns i < m_valid of a tile with `p` columns per row. */
+static void store_tile(const float *acc, int p, int nr, float *dst, size_t dst_stride, int m_valid,
+                       mm_store store)
+{
+    for (int j = 0; j < nr; j++) {
+        float *row = (float *)((char *)dst + (size_t)j * dst_stride);
+        for (int i = 0; i < m_valid; i++)
+            row[i] = store == MM_ADD ? row[i] + acc[j * p + i] : acc[j * p + i];
+    }
+}
+
+static void gemm_q_scalar(ggtk_tensor_type type, const uint8_t *qs, const float *d, const float *m,
+                          const uint8_t *act, int64_t n_blocks, int nr, float *dst,
+                          size_t dst_stride, int m_valid, mm_store store)
+{
+    const int P = SCALAR_P, G = SCALAR_GQ;
+    float acc[SCALAR_GQ][SCALAR_P] = {{0}};
+    for (int64_t b = 0; b < n_blocks; b++) {
+        const uint8_t *wq = qs + (size_t)b * P * MM_BLOCK;
+        const uint8_t *aq = act + (size_t)b * mm_act_block_bytes(G);
+        const float *ad = (const float *)(aq + (size_t)G * MM_BLOCK);
+        const char *ac = (const char *)(ad + G);
+        for (int j = 0; j < G; j++) {
+            int32_t start = 0;
+            float s = 0.0f;
+            if (type == GGTK_TENSOR_Q4_1)
+                memcpy(&s, ac + 4 * j, sizeof s);
+            else
+                memcpy(&start, ac + 4 * j, sizeof start);
+            for (int i = 0; i < P; i++) {
+                int32_t sum = start;
+                for (int g = 0; g < MM_BLOCK / 4; g++) {
+                    for (int t = 0; t < 4; t++)
+                        sum += (int32_t)wq[(g * P + i) * 4 + t] * (int8_t)aq[(g * G + j) * 4 + t];
+                }
+                acc[j][i] += (float)sum * (d[b * P + i] * ad[j]);
+                if (type == GGTK_TENSOR_Q4_1)
+                    acc[j][i] += m[b * P + i] * s;
+            }
+        }
+    }
+    store_tile(acc[0], P, nr, dst, dst_stride, m_valid, store);
+}
+
+static void gemm_f_scalar(const float *panel, const float *act, int64_t K, int nr, float *dst,
+                          size_t dst_stride, int m_valid, mm_store store)
+{
+    const int P = SCALAR_P, G = SCALAR_GF;
+    float acc[SCALAR_GF][SCALAR_P] = {{0}};
+    for (int64_t k = 0; k < K; k++) {
+        for (int j = 0; j < G; j++) {
+            for (int i = 0; i < P; i++)
+                acc[j][i] += panel[k * P + i] * act[k * G + j];
+        }
+    }
+    store_tile(acc[0], P, nr, dst, dst_stride, m_valid, store);
+}
+
+const mm_kernels mm_kernels_scalar = {
+    .name = "scalar",
+    .panel_rows = SCALAR_P,
+    .q_group = SCALAR_GQ,
+    .f_group = SCALAR_GF,
+    .q_chunk_blocks = 16,
+    .f_chunk = 256,
+    .pack_q = mm_pack_q_generic,
+    .gemm_q = gemm_q_scalar,
+    .pack_f = mm_pack_f_generic,
+    .pack_act_f = mm_pack_act_f_generic,
+    .gemm_f = gemm_f_scalar,
+};

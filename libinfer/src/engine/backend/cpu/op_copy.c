@@ -1,0 +1,137 @@
+/* op_copy.c - moving rows between tensors with type conversion: cont and cpy (any layout, same
+ * element count), set_rows (a KV-cache write) and get_rows (an embedding lookup, dequantizing). */
+#include "cpu_internal.h"
+#include <ggtk/inf_quant.h>
+#include "engine/quant_kernels/quant_internal.h"
+#include "engine/tensor/tensor_internal.h"
+
+static bool is_float_type(ggtk_tensor_type type)
+{
+    return type == GGTK_TENSOR_F32 || type == GGTK_TENSOR_F16 || type == GGTK_TENSOR_BF16;
+}
+
+static void store_float(ggtk_tensor_type type, char *at, float v)
+{
+    if (type == GGTK_TENSOR_F32) {
+        memcpy(at, &v, sizeof v);
+        return;
+    }
+    uint16_t h = type == GGTK_TENSOR_F16 ? inf_fp32_to_fp16(v) : inf_fp32_to_bf16(v);
+    memcpy(at, &h, sizeof h);
+}
+
+/* Convert one contiguous row of n elements from F32 (to any float type) or into F32. */
+static bool convert_row_fast(ggtk_tensor_type from, const void *src, ggtk_tensor_type to, void *dst,
+                             int64_t n)
+{
+    if (from == to) {
+        memcpy(dst, src, (size_t)n * inf_type_block_bytes(to));
+    } else if (from == GGTK_TENSOR_F32 && to == GGTK_TENSOR_F16) {
+        inf_fp32_to_fp16_row(src, dst, n);
+    } else if (from == GGTK_TENSOR_F32 && to == GGTK_TENSOR_BF16) {
+        inf_fp32_to_bf16_row(src, dst, n);
+    } else if (from == GGTK_TENSOR_F16 && to == GGTK_TENSOR_F32) {
+        inf_fp16_to_fp32_row(src, dst, n);
+    } else if (from == GGTK_TENSOR_BF16 && to == GGTK_TENSOR_F32) {
+        inf_bf16_to_fp32_row(src, dst, n);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+bool cpu_copy_supports(const inf_tensor *node)
+{
+    return is_float_type(node->src[0]->type) && is_float_type(node->type);
+}
+
+/* cont and cpy: element k of the source in row-major order goes to element k of the result. */
+void cpu_copy_compute(const cpu_params *p, inf_tensor *node)
+{
+    const inf_tensor *src = node->src[0];
+    const int64_t ne0 = src->ne[0];
+    const size_t src_esize = inf_type_block_bytes(src->type), dst_esize = inf_type_block_bytes(node->type);
+    const bool same_rows = inf_tensor_same_shape(src, node) && src->nb[0] == src_esize &&
+                           node->nb[0] == dst_esize;
+    int64_t begin, end;
+    cpu_split(inf_tensor_nrows(src), p, &begin, &end);
+    for (int64_t r = begin; r < end; r++) {
+        const int64_t s1 = r % src->ne[1], s2 = r / src->ne[1] % src->ne[2];
+        const int64_t s3 = r / (src->ne[1] * src->ne[2]);
+        const char *from = (const char *)inf_tensor_element(src, 0, s1, s2, s3);
+        if (same_rows &&
+            convert_row_fast(src->type, from, node->type, inf_tensor_element(node, 0, s1, s2, s3), ne0))
+            continue;
+        /* Walk the destination's coordinates from the linear index of this row's first element. */
+        int64_t k = r * ne0;
+        int64_t d0 = k % node->ne[0], d1 = k / node->ne[0] % node->ne[1];
+        int64_t d2 = k / (node->ne[0] * node->ne[1]) % node->ne[2];
+        int64_t d3 = k / (node->ne[0] * node->ne[1] * node->ne[2]);
+        for (int64_t i = 0; i < ne0; i++) {
+            float v = quant_load_float(src->type, from + i * src->nb[0]);
+            store_float(node->type, inf_tensor_element(node, d0, d1, d2, d3), v);
+            if (++d0 == node->ne[0]) {
+                d0 = 0;
+                if (++d1 == node->ne[1]) {
+                    d1 = 0;
+                    if (++d2 == node->ne[2]) {
+                        d2 = 0;
+                        d3++;
+                    }
+                }
+            }
+        }
+    }
+}
+
+bool cpu_set_rows_supports(const inf_tensor *node)
+{
+    return is_float_type(node->type) && node->src[1]->type == GGTK_TENSOR_F32 &&
+           node->nb[0] == inf_type_block_bytes(node->type);
+}
+
+/* node is a view of src[0] (the cache); rows of src[1] go to rows src[2][i]. */
+void cpu_set_rows_compute(const cpu_params *p, inf_tensor *node)
+{
+    const inf_tensor *rows = node->src[1], *ids = node->src[2];
+    const int64_t n = rows->ne[1], n_slices = rows->ne[2] * rows->ne[3], ne0 = rows->ne[0];
+    int64_t begin, end;
+    cpu_split(n * n_slices, p, &begin, &end);
+    for (int64_t r = begin; r < end; r++) {
+        const int64_t i = r % n, i2 = r / n % rows->ne[2], i3 = r / (n * rows->ne[2]);
+        int32_t id;
+        memcpy(&id, (const char *)ids->data + i * ids->nb[0], sizeof id);
+        if (id < 0 || id >= node->ne[1]) {
+            cpu_fail(p, "row index %d outside [0, %lld)", id, (long long)node->ne[1]);
+            return;
+        }
+        const char *from = (const char *)inf_tensor_element(rows, 0, i, i2, i3);
+        char *to = inf_tensor_element(node, 0, id, i2, i3);
+        if (rows->nb[0] == sizeof(float) && convert_row_fast(GGTK_TENSOR_F32, from, node->type, to, ne0))
+            continue;
+        for (int64_t k = 0; k < ne0; k++)
+            store_float(node->type, to + k * node->nb[0], quant_load_float(GGTK_TENSOR_F32, from + k * rows->nb[0]));
+    }
+}
+
+bool cpu_get_rows_supports(const inf_tensor *node)
+{
+    return inf_type_can_dequantize(node->src[0]->type) && inf_tensor_is_contiguous(node);
+}
+
+void cpu_get_rows_compute(const cpu_params *p, inf_tensor *node)
+{
+    const inf_tensor *table = node->src[0], *ids = node->src[1];
+    int64_t begin, end;
+    cpu_split(ids->ne[0], p, &begin, &end);
+    for (int64_t i = begin; i < end; i++) {
+        int32_t id;
+        memcpy(&id, (const char *)ids->data + i * ids->nb[0], sizeof id);
+        if (id < 0 || id >= table->ne[1]) {
+            cpu_fail(p, "row index %d outside [0, %lld)", id, (long long)table->ne[1]);
+            return;
+        }
+        inf_dequantize_row(table->type, (const char *)table->data + id * table->nb[1],
+                           inf_tensor_element(node, 0, i, 0, 0), table->ne[0]);
+    }
+}

@@ -1,0 +1,234 @@
+/* op_mul_mat.c - the matrix product driver. Phase 1 (all threads): pack the activations once,
+ * quantizing them to 8 bits for quantized weights. Phase 2: each thread takes a share of the
+ * weight panels; it packs a panel into its own slice of the work buffer and multiplies it with
+ * every activation group of every batch matrix that uses it (grouped-query broadcast included).
+ * Formats and kernels: matmul.h. */
+#include "cpu_internal.h"
+#include "matmul.h"
+#include <ggtk/inf_quant.h>
+#include "engine/quant_kernels/quant_internal.h"
+#include "engine/tensor/tensor_internal.h"
+
+typedef struct mm_plan {
+    const mm_kernels *kernels;
+    bool quantized;
+    int64_t K, M, N, n_blocks, batches, groups;
+    int P, G;
+    size_t group_bytes;   /* one packed activation group */
+    size_t act_bytes;     /* all packed activations, shared */
+    size_t panel_bytes;   /* one packed weight panel, per thread */
+    size_t scratch_bytes; /* one gathered and quantized activation row, per thread */
+    bool stream;          /* the output is much larger than the caches: write around them */
+} mm_plan;
+
+static size_t round_up(size_t n)
+{
+    return (n + 63) / 64 * 64;
+}
+
+static bool is_quantized(ggtk_tensor_type type)
+{
+    return type == GGTK_TENSOR_Q8_0 || type == GGTK_TENSOR_Q4_0 || type == GGTK_TENSOR_Q4_1;
+}
+
+static void make_plan(const inf_tensor *node, mm_plan *plan)
+{
+    const inf_tensor *w = node->src[0], *x = node->src[1];
+    const mm_kernels *k = mm_kernels_get();
+    plan->kernels = k;
+    plan->quantized = is_quantized(w->type);
+    plan->K = w->ne[0];
+    plan->M = w->ne[1];
+    plan->N = x->ne[1];
+    plan->n_blocks = plan->K / MM_BLOCK;
+    plan->batches = x->ne[2] * x->ne[3];
+    plan->P = k->panel_rows;
+    plan->G = plan->quantized ? k->q_group : k->f_group;
+    plan->groups = (plan->N + plan->G - 1) / plan->G;
+    if (plan->quantized) {
+        plan->group_bytes = (size_t)plan->n_blocks * mm_act_block_bytes(plan->G);
+        plan->panel_bytes = (size_t)k->q_chunk_blocks * plan->P * (MM_BLOCK + 2 * sizeof(float));
+    } else {
+        plan->group_bytes = (size_t)plan->K * plan->G * sizeof(float);
+        plan->panel_bytes = (size_t)k->f_chunk * plan->P * sizeof(float);
+    }
+    plan->stream = inf_tensor_nbytes(node) >= ((size_t)32 << 20) && node->nb[1] % 64 == 0;
+    plan->act_bytes = round_up(plan->group_bytes * plan->groups * plan->batches);
+    plan->panel_bytes = round_up(plan->panel_bytes);
+    plan->scratch_bytes = plan->quantized
+                              ? round_up((size_t)plan->K * sizeof(float) +
+                                         (size_t)plan->n_blocks * sizeof(block_q8_1))
+                              : round_up((size_t)plan->K * plan->G * sizeof(float));
+}
+
+bool cpu_mul_mat_supports(const inf_tensor *node)
+{
+    const inf_tensor *w = node->src[0], *x = node->src[1];
+    if (x->type != GGTK_TENSOR_F32 || node->nb[0] != sizeof(float))
+        return false;
+    if (is_quantized(w->type))
+        return inf_tensor_rows_contiguous(w);
+    return w->type == GGTK_TENSOR_F32 || w->type == GGTK_TENSOR_F16 || w->type == GGTK_TENSOR_BF16;
+}
+
+size_t cpu_mul_mat_work_size(const inf_tensor *node, int n_threads)
+{
+    mm_plan plan;
+    make_plan(node, &plan);
+    return plan.act_bytes + (size_t)n_threads * (plan.panel_bytes + plan.scratch_bytes);
+}
+
+/* Row n of activation matrix `batch` as contiguous floats (gathered into `scratch` if strided). */
+static const float *activation_row(const inf_tensor *x, int64_t batch, int64_t n, float *scratch)
+{
+    const int64_t i2 = batch % x->ne[2], i3 = batch / x->ne[2];
+    const char *row = (const char *)x->data + n * x->nb[1] + i2 * x->nb[2] + i3 * x->nb[3];
+    if (x->nb[0] == sizeof(float))
+        return (const float *)row;
+    for (int64_t k = 0; k < x->ne[0]; k++)
+        memcpy(&scratch[k], row + k * x->nb[0], sizeof(float));
+    return scratch;
+}
+
+/* Quantize one activation row and scatter it into slot j of its group (NULL row: zeros). */
+static void pack_quantized_row(const mm_plan *plan, ggtk_tensor_type wtype, const float *row,
+                               void *scratch, uint8_t *group, int j)
+{
+    const int G = plan->G;
+    const bool q41 = wtype == GGTK_TENSOR_Q4_1;
+    const int32_t offset = wtype == GGTK_TENSOR_Q8_0 ? 128 : 8;
+    if (row)
+        inf_quantize_row(q41 ? GGTK_TENSOR_Q8_1 : GGTK_TENSOR_Q8_0, row, scratch, plan->K);
+    for (int64_t b = 0; b < plan->n_blocks; b++) {
+        uint8_t *blk = group + (size_t)b * mm_act_block_bytes(G);
+        int8_t qs[MM_BLOCK] = {0};
+        float d = 0.0f, s = 0.0f;
+        if (row && q41) {
+            const block_q8_1 *q = (const block_q8_1 *)scratch + b;
+            memcpy(qs, q->qs, sizeof qs);
+            d = inf_fp16_to_fp32(q->d);
+            s = inf_fp16_to_fp32(q->s);
+        } else if (row) {
+            const block_q8_0 *q = (const block_q8_0 *)scratch + b;
+            memcpy(qs, q->qs, sizeof qs);
+            d = inf_fp16_to_fp32(q->d);
+        }
+        int32_t sum = 0;
+        for (int e = 0; e < MM_BLOCK; e++)
+            sum += qs[e];
+        for (int g = 0; g < MM_BLOCK / 4; g++)
+            memcpy(blk + ((size_t)g * G + j) * 4, qs + 4 * g, 4);
+        float *dslot = (float *)(blk + (size_t)G * MM_BLOCK);
+        dslot[j] = d;
+        int32_t start = -offset * sum;
+        memcpy((char *)(dslot + G) + 4 * j, q41 ? (const void *)&s : (const void *)&start, 4);
+    }
+}
+
+/* One float group: element k of its row j at [k][j], so the kernel reads G values per k in a
+ * row; rows past N are zeros. */
+static void pack_float_group(const mm_plan *plan, const inf_tensor *x, int64_t batch, int64_t n0,
+                             float *group, float *scratch)
+{
+    const float *rows[64];
+    for (int j = 0; j < plan->G; j++) {
+        rows[j] = NULL;
+        if (n0 + j < plan->N)
+            rows[j] = activation_row(x, batch, n0 + j, scratch + (size_t)j * plan->K);
+    }
+    plan->kernels->pack_act_f(rows, plan->G, plan->K, group);
+}
+
+/* Phase 1: every row slot of every group of every batch, rows past N packed as zeros. Float
+ * activations are packed a group at a time, quantized ones a row at a time. */
+static void pack_activations(const cpu_params *p, const mm_plan *plan, const inf_tensor *node,
+                             uint8_t *act, char *scratch)
+{
+    const inf_tensor *x = node->src[1];
+    int64_t begin, end;
+    if (!plan->quantized) {
+        cpu_split(plan->batches * plan->groups, p, &begin, &end);
+        for (int64_t gi = begin; gi < end; gi++)
+            pack_float_group(plan, x, gi / plan->groups, gi % plan->groups * plan->G,
+                             (float *)(act + (size_t)gi * plan->group_bytes), (float *)scratch);
+        return;
+    }
+    const int64_t slots = plan->groups * plan->G;
+    cpu_split(plan->batches * slots, p, &begin, &end);
+    for (int64_t r = begin; r < end; r++) {
+        const int64_t batch = r / slots, n = r % slots;
+        uint8_t *group = act + (size_t)(batch * plan->groups + n / plan->G) * plan->group_bytes;
+        const float *row = n < plan->N ? activation_row(x, batch, n, (float *)scratch) : NULL;
+        pack_quantized_row(plan, node->src[0]->type, row, scratch + (size_t)plan->K * sizeof(float),
+                           group, (int)(n % plan->G));
+    }
+}
+
+/* Phase 2 for one panel of one weight matrix, one chunk of the reduction at a time: pack the
+ * chunk, then multiply it with every group of the batch matrices that share this weight matrix
+ * (the first chunk stores, later ones add). */
+static void multiply_panel(const mm_plan *plan, const inf_tensor *node, const uint8_t *act,
+                           char *panel, int64_t w_batch, int64_t panel_index)
+{
+    const inf_tensor *w = node->src[0], *x = node->src[1];
+    const mm_kernels *k = plan->kernels;
+    const int64_t w2 = w_batch % w->ne[2], w3 = w_batch / w->ne[2];
+    const int64_t r2 = x->ne[2] / w->ne[2], r3 = x->ne[3] / w->ne[3];
+    const int64_t m0 = panel_index * plan->P;
+    const int rows = (int)(plan->M - m0 < plan->P ? plan->M - m0 : plan->P);
+    const char *wdata = (const char *)w->data + m0 * w->nb[1] + w2 * w->nb[2] + w3 * w->nb[3];
+    const int64_t total = plan->quantized ? plan->n_blocks : plan->K;
+    const int64_t limit = plan->quantized ? k->q_chunk_blocks : k->f_chunk;
+    const int64_t chunk = (total + (total + limit - 1) / limit - 1) / ((total + limit - 1) / limit);
+    for (int64_t c0 = 0; c0 < total; c0 += chunk) {
+        const mm_store store = c0 > 0 ? MM_ADD : chunk == total && plan->stream ? MM_STREAM : MM_STORE;
+        const int64_t len = total - c0 < chunk ? total - c0 : chunk;
+        uint8_t *qs = (uint8_t *)panel;
+        float *d = (float *)(qs + (size_t)len * plan->P * MM_BLOCK);
+        float *m = d + len * plan->P;
+        size_t act_offset;
+        if (plan->quantized) {
+            k->pack_q(w->type, wdata + (size_t)c0 * w->nb[0], w->nb[1], rows, len, plan->P, qs, d, m);
+            act_offset = (size_t)c0 * mm_act_block_bytes(plan->G);
+        } else {
+            k->pack_f(w->type, wdata + (size_t)c0 * w->nb[0], w->nb[0], w->nb[1], rows, len, plan->P,
+                      (float *)panel);
+            act_offset = (size_t)c0 * plan->G * sizeof(float);
+        }
+        for (int64_t i3 = w3 * r3; i3 < (w3 + 1) * r3; i3++) {
+            for (int64_t i2 = w2 * r2; i2 < (w2 + 1) * r2; i2++) {
+                const uint8_t *groups = act + (size_t)((i3 * x->ne[2] + i2) * plan->groups) * plan->group_bytes;
+                for (int64_t gi = 0; gi < plan->groups; gi++) {
+                    const int nr = (int)(plan->N - gi * plan->G < plan->G ? plan->N - gi * plan->G : plan->G);
+                    float *dst = inf_tensor_element(node, m0, gi * plan->G, i2, i3);
+                    const uint8_t *group = groups + (size_t)gi * plan->group_bytes + act_offset;
+                    if (plan->quantized)
+                        k->gemm_q(w->type, qs, d, m, group, len, nr, dst, node->nb[1], rows, store);
+                    else
+                        k->gemm_f((const float *)panel, (const float *)group, len, nr, dst,
+                                  node->nb[1], rows, store);
+                }
+            }
+        }
+    }
+}
+
+void cpu_mul_mat_compute(const cpu_params *p, inf_tensor *node)
+{
+    mm_plan plan;
+    make_plan(node, &plan);
+    uint8_t *act = (uint8_t *)p->work;
+    char *mine = p->work + plan.act_bytes + (size_t)p->ith * (plan.panel_bytes + plan.scratch_bytes);
+    if (p->ith == 0)
+        atomic_store(p->next_item, 0);
+    pack_activations(p, &plan, node, act, mine + plan.panel_bytes);
+    cpu_barrier(p);
+    /* Panels are handed out on demand: a thread sharing its core with another process ends up
+     * doing fewer of them instead of holding the others up. */
+    const inf_tensor *w = node->src[0];
+    const int64_t panels = (plan.M + plan.P - 1) / plan.P, items = w->ne[2] * w->ne[3] * panels;
+    for (int64_t item = cpu_claim(p); item < items; item = cpu_claim(p))
+        multiply_panel(&plan, node, act, mine, item / panels, item % panels);
+    if (plan.stream) /* streaming stores are weakly ordered: publish them before the barrier */
+        atomic_thread_fence(memory_order_seq_cst);
+}

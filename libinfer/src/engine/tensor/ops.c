@@ -1,0 +1,299 @@
+/* ops.c - constructors of operations: check the sources' types and shapes, then record the
+ * operation in a new result tensor. Nothing is computed here. */
+
+#include <ggtk/inf_ops.h>
+#include "tensor_internal.h"
+
+#define SHAPE_FMT "[%lld, %lld, %lld, %lld]"
+#define SHAPE_ARGS(t)                                                                          \
+    (long long)(t)->ne[0], (long long)(t)->ne[1], (long long)(t)->ne[2], (long long)(t)->ne[3]
+
+/* A new tensor of `type` shaped like `like`, produced by `op` from up to three sources. */
+static inf_tensor *result(inf_context *ctx, inf_op op, ggtk_tensor_type type, const inf_tensor *like,
+                          inf_tensor *src0, inf_tensor *src1, inf_tensor *src2)
+{
+    inf_tensor *t = inf_tensor_make(ctx, type, INF_MAX_DIMS, like->ne, NULL, 0);
+    if (!t)
+        return NULL;
+    t->op = op;
+    t->src[0] = src0;
+    t->src[1] = src1;
+    t->src[2] = src2;
+    return inf_tensor_set_name(t, "%s(%.40s)", inf_op_name(op), src0->name);
+}
+
+static bool expect_type(inf_context *ctx, const char *op, const inf_tensor *t, ggtk_tensor_type type)
+{
+    if (t->type == type)
+        return true;
+    inf_context_fail(ctx, "%s: '%s' is %s (expected %s)", op, t->name, inf_type_name(t->type),
+                     inf_type_name(type));
+    return false;
+}
+
+static bool is_float_type(ggtk_tensor_type type)
+{
+    return type == GGTK_TENSOR_F32 || type == GGTK_TENSOR_F16 || type == GGTK_TENSOR_BF16;
+}
+
+/* Whether libinfer can turn rows of `type` into F32 (get_rows) or multiply them (mul_mat). */
+static bool is_weight_type(ggtk_tensor_type type)
+{
+    return is_float_type(type) || type == GGTK_TENSOR_Q8_0 || type == GGTK_TENSOR_Q4_0 ||
+           type == GGTK_TENSOR_Q4_1;
+}
+
+static bool can_broadcast(const inf_tensor *a, const inf_tensor *b)
+{
+    for (int i = 0; i < INF_MAX_DIMS; i++) {
+        if (a->ne[i] % b->ne[i] != 0)
+            return false;
+    }
+    return true;
+}
+
+static inf_tensor *binary(inf_context *ctx, inf_op op, inf_tensor *a, inf_tensor *b)
+{
+    const char *name = inf_op_name(op);
+    if (inf_source_missing(ctx, a, name) || inf_source_missing(ctx, b, name))
+        return NULL;
+    if (!expect_type(ctx, name, a, GGTK_TENSOR_F32) || !expect_type(ctx, name, b, GGTK_TENSOR_F32))
+        return NULL;
+    if (!can_broadcast(a, b)) {
+        inf_context_fail(ctx, "%s: '%s' " SHAPE_FMT " does not broadcast over '%s' " SHAPE_FMT, name,
+                         b->name, SHAPE_ARGS(b), a->name, SHAPE_ARGS(a));
+        return NULL;
+    }
+    return result(ctx, op, GGTK_TENSOR_F32, a, a, b, NULL);
+}
+
+inf_tensor *inf_add(inf_context *ctx, inf_tensor *a, inf_tensor *b)
+{
+    return binary(ctx, INF_OP_ADD, a, b);
+}
+
+inf_tensor *inf_mul(inf_context *ctx, inf_tensor *a, inf_tensor *b)
+{
+    return binary(ctx, INF_OP_MUL, a, b);
+}
+
+/* An F32 operation of one source with float parameters. */
+static inf_tensor *unary(inf_context *ctx, inf_op op, inf_tensor *a, int n_params,
+                         const float *params)
+{
+    if (inf_source_missing(ctx, a, inf_op_name(op)) ||
+        !expect_type(ctx, inf_op_name(op), a, GGTK_TENSOR_F32))
+        return NULL;
+    inf_tensor *t = result(ctx, op, GGTK_TENSOR_F32, a, a, NULL, NULL);
+    for (int i = 0; t && i < n_params; i++)
+        inf_op_param_set_f32(t, i, params[i]);
+    return t;
+}
+
+inf_tensor *inf_scale(inf_context *ctx, inf_tensor *a, float s)
+{
+    return unary(ctx, INF_OP_SCALE, a, 1, &s);
+}
+
+inf_tensor *inf_silu(inf_context *ctx, inf_tensor *a)
+{
+    return unary(ctx, INF_OP_SILU, a, 0, NULL);
+}
+
+inf_tensor *inf_rms_norm(inf_context *ctx, inf_tensor *a, float eps)
+{
+    if (!(eps >= 0)) {
+        inf_context_fail(ctx, "RMS_NORM: eps %g must be >= 0", eps);
+        return NULL;
+    }
+    return unary(ctx, INF_OP_RMS_NORM, a, 1, &eps);
+}
+
+inf_tensor *inf_swiglu(inf_context *ctx, inf_tensor *gate, inf_tensor *up)
+{
+    if (inf_source_missing(ctx, gate, "SWIGLU") || inf_source_missing(ctx, up, "SWIGLU"))
+        return NULL;
+    if (!expect_type(ctx, "SWIGLU", gate, GGTK_TENSOR_F32) ||
+        !expect_type(ctx, "SWIGLU", up, GGTK_TENSOR_F32))
+        return NULL;
+    if (!inf_tensor_same_shape(gate, up)) {
+        inf_context_fail(ctx, "SWIGLU: gate " SHAPE_FMT " and up " SHAPE_FMT " differ",
+                         SHAPE_ARGS(gate), SHAPE_ARGS(up));
+        return NULL;
+    }
+    return result(ctx, INF_OP_SWIGLU, GGTK_TENSOR_F32, gate, gate, up, NULL);
+}
+
+inf_tensor *inf_rope(inf_context *ctx, inf_tensor *a, inf_tensor *pos, int n_dims,
+                     inf_rope_mode mode, float freq_base, float freq_scale)
+{
+    if (inf_source_missing(ctx, a, "ROPE") || inf_source_missing(ctx, pos, "ROPE"))
+        return NULL;
+    if (!expect_type(ctx, "ROPE", a, GGTK_TENSOR_F32) ||
+        !expect_type(ctx, "ROPE", pos, GGTK_TENSOR_I32))
+        return NULL;
+    if (pos->ne[0] != a->ne[2] || inf_tensor_nelements(pos) != pos->ne[0] || a->ne[3] != 1) {
+        inf_context_fail(ctx, "ROPE: positions " SHAPE_FMT " do not match tokens of " SHAPE_FMT,
+                         SHAPE_ARGS(pos), SHAPE_ARGS(a));
+        return NULL;
+    }
+    if (n_dims <= 0 || n_dims % 2 != 0 || n_dims > a->ne[0] ||
+        (mode != INF_ROPE_NORMAL && mode != INF_ROPE_NEOX) || !(freq_base > 0) ||
+        !(freq_scale > 0)) {
+        inf_context_fail(ctx, "ROPE: n_dims %d (head %lld), mode %d, freq_base %g, freq_scale %g "
+                         "out of range", n_dims, (long long)a->ne[0], (int)mode, freq_base, freq_scale);
+        return NULL;
+    }
+    inf_tensor *t = result(ctx, INF_OP_ROPE, GGTK_TENSOR_F32, a, a, pos, NULL);
+    if (!t)
+        return NULL;
+    t->op_params[0] = n_dims;
+    t->op_params[1] = mode;
+    inf_op_param_set_f32(t, 2, freq_base);
+    inf_op_param_set_f32(t, 3, freq_scale);
+    return t;
+}
+
+/* op_params of SOFT_MAX: [0] scale, [1] 1 when causal, [2] n_past (causal only). */
+inf_tensor *inf_soft_max(inf_context *ctx, inf_tensor *a, inf_tensor *mask, float scale)
+{
+    if (inf_source_missing(ctx, a, "SOFT_MAX") || !expect_type(ctx, "SOFT_MAX", a, GGTK_TENSOR_F32))
+        return NULL;
+    if (mask && (!expect_type(ctx, "SOFT_MAX", mask, GGTK_TENSOR_F32) ||
+                 mask->ne[0] != a->ne[0] || mask->ne[1] != a->ne[1] || mask->ne[2] != 1 ||
+                 mask->ne[3] != 1)) {
+        inf_context_fail(ctx, "SOFT_MAX: mask " SHAPE_FMT " does not fit " SHAPE_FMT,
+                         SHAPE_ARGS(mask), SHAPE_ARGS(a));
+        return NULL;
+    }
+    inf_tensor *t = result(ctx, INF_OP_SOFT_MAX, GGTK_TENSOR_F32, a, a, mask, NULL);
+    if (t)
+        inf_op_param_set_f32(t, 0, scale);
+    return t;
+}
+
+inf_tensor *inf_soft_max_causal(inf_context *ctx, inf_tensor *a, float scale, int64_t n_past)
+{
+    if (inf_source_missing(ctx, a, "SOFT_MAX"))
+        return NULL;
+    if (n_past < 0 || n_past > INT32_MAX || a->ne[0] < n_past + a->ne[1]) {
+        inf_context_fail(ctx, "SOFT_MAX: %lld keys cannot hold %lld past and %lld new positions",
+                         (long long)a->ne[0], (long long)n_past, (long long)a->ne[1]);
+        return NULL;
+    }
+    inf_tensor *t = inf_soft_max(ctx, a, NULL, scale);
+    if (t) {
+        t->op_params[1] = 1;
+        t->op_params[2] = (int32_t)n_past;
+    }
+    return t;
+}
+
+inf_tensor *inf_get_rows(inf_context *ctx, inf_tensor *a, inf_tensor *ids)
+{
+    if (inf_source_missing(ctx, a, "GET_ROWS") || inf_source_missing(ctx, ids, "GET_ROWS"))
+        return NULL;
+    if (!expect_type(ctx, "GET_ROWS", ids, GGTK_TENSOR_I32))
+        return NULL;
+    if (!is_weight_type(a->type) || a->ne[2] != 1 || a->ne[3] != 1 ||
+        inf_tensor_nelements(ids) != ids->ne[0] || !inf_tensor_rows_contiguous(a)) {
+        inf_context_fail(ctx, "GET_ROWS: '%s' %s " SHAPE_FMT " with ids " SHAPE_FMT
+                         " (expected a 2-D f32/f16/bf16/q8_0/q4_0/q4_1 matrix and 1-D ids)",
+                         a->name, inf_type_name(a->type), SHAPE_ARGS(a), SHAPE_ARGS(ids));
+        return NULL;
+    }
+    const int64_t ne[2] = {a->ne[0], ids->ne[0]};
+    inf_tensor *t = inf_tensor_make(ctx, GGTK_TENSOR_F32, 2, ne, NULL, 0);
+    if (!t)
+        return NULL;
+    t->op = INF_OP_GET_ROWS;
+    t->src[0] = a;
+    t->src[1] = ids;
+    return inf_tensor_set_name(t, "GET_ROWS(%.40s)", a->name);
+}
+
+/* A result that is a view of `dst` and is produced by `op` (cpy, set_rows). */
+static inf_tensor *write_into(inf_context *ctx, inf_op op, inf_tensor *dst, inf_tensor *src0,
+                              inf_tensor *src1, inf_tensor *src2)
+{
+    inf_tensor *t = inf_tensor_make(ctx, dst->type, INF_MAX_DIMS, dst->ne, dst, 0);
+    if (!t)
+        return NULL;
+    memcpy(t->nb, dst->nb, sizeof t->nb);
+    t->op = op;
+    t->src[0] = src0;
+    t->src[1] = src1;
+    t->src[2] = src2;
+    return inf_tensor_set_name(t, "%s(%.40s)", inf_op_name(op), dst->name);
+}
+
+inf_tensor *inf_cpy(inf_context *ctx, inf_tensor *a, inf_tensor *b)
+{
+    if (inf_source_missing(ctx, a, "CPY") || inf_source_missing(ctx, b, "CPY"))
+        return NULL;
+    if (!is_float_type(a->type) || !is_float_type(b->type) ||
+        inf_tensor_nelements(a) != inf_tensor_nelements(b)) {
+        inf_context_fail(ctx, "CPY: %s " SHAPE_FMT " into %s " SHAPE_FMT
+                         " (expected float types and equal element counts)",
+                         inf_type_name(a->type), SHAPE_ARGS(a), inf_type_name(b->type), SHAPE_ARGS(b));
+        return NULL;
+    }
+    return write_into(ctx, INF_OP_CPY, b, a, b, NULL);
+}
+
+inf_tensor *inf_set_rows(inf_context *ctx, inf_tensor *dst, inf_tensor *src, inf_tensor *ids)
+{
+    if (inf_source_missing(ctx, dst, "SET_ROWS") || inf_source_missing(ctx, src, "SET_ROWS") ||
+        inf_source_missing(ctx, ids, "SET_ROWS"))
+        return NULL;
+    if (!expect_type(ctx, "SET_ROWS", src, GGTK_TENSOR_F32) ||
+        !expect_type(ctx, "SET_ROWS", ids, GGTK_TENSOR_I32))
+        return NULL;
+    if (!is_float_type(dst->type) || src->ne[0] != dst->ne[0] || src->ne[1] != ids->ne[0] ||
+        inf_tensor_nelements(ids) != ids->ne[0] || src->ne[2] != dst->ne[2] ||
+        src->ne[3] != dst->ne[3]) {
+        inf_context_fail(ctx, "SET_ROWS: rows " SHAPE_FMT " with ids " SHAPE_FMT " into %s " SHAPE_FMT,
+                         SHAPE_ARGS(src), SHAPE_ARGS(ids), inf_type_name(dst->type), SHAPE_ARGS(dst));
+        return NULL;
+    }
+    return write_into(ctx, INF_OP_SET_ROWS, dst, dst, src, ids);
+}
+
+inf_tensor *inf_cont(inf_context *ctx, inf_tensor *a)
+{
+    if (inf_source_missing(ctx, a, "CONT"))
+        return NULL;
+    if (!is_float_type(a->type)) {
+        inf_context_fail(ctx, "CONT: '%s' is %s (expected f32, f16 or bf16)", a->name,
+                         inf_type_name(a->type));
+        return NULL;
+    }
+    return result(ctx, INF_OP_CONT, a->type, a, a, NULL, NULL);
+}
+
+inf_tensor *inf_mul_mat(inf_context *ctx, inf_tensor *a, inf_tensor *b)
+{
+    if (inf_source_missing(ctx, a, "MUL_MAT") || inf_source_missing(ctx, b, "MUL_MAT"))
+        return NULL;
+    if (!expect_type(ctx, "MUL_MAT", b, GGTK_TENSOR_F32))
+        return NULL;
+    if (!is_weight_type(a->type) || (!is_float_type(a->type) && !inf_tensor_rows_contiguous(a))) {
+        inf_context_fail(ctx, "MUL_MAT: '%s' is %s%s (expected f32/f16/bf16/q8_0/q4_0/q4_1)",
+                         a->name, inf_type_name(a->type),
+                         inf_tensor_rows_contiguous(a) ? "" : " with non-contiguous blocks");
+        return NULL;
+    }
+    if (a->ne[0] != b->ne[0] || b->ne[2] % a->ne[2] != 0 || b->ne[3] % a->ne[3] != 0) {
+        inf_context_fail(ctx, "MUL_MAT: '%s' " SHAPE_FMT " and '%s' " SHAPE_FMT " do not fit",
+                         a->name, SHAPE_ARGS(a), b->name, SHAPE_ARGS(b));
+        return NULL;
+    }
+    const int64_t ne[4] = {a->ne[1], b->ne[1], b->ne[2], b->ne[3]};
+    inf_tensor *t = inf_tensor_make(ctx, GGTK_TENSOR_F32, 4, ne, NULL, 0);
+    if (!t)
+        return NULL;
+    t->op = INF_OP_MUL_MAT;
+    t->src[0] = a;
+    t->src[1] = b;
+    return inf_tensor_set_name(t, "MUL_MAT(%.40s)", a->name);
+}

@@ -1,0 +1,311 @@
+/* run.c - executes a plan: the tensors' rows go from the mapped input through the kernels to the
+ * streaming writer, one batch (batch.h) at a time. Within a batch threads take units of rows and,
+ * row by row while it is hot in cache, reads it as F32, sums its squares (which
+ * also detects NaN/Inf), converts it and reads the result back for the error statistics. The
+ * per-row sums are then folded in row order, so results do not depend on the thread count. */
+#include "batch.h"
+#include "quantize_internal.h"
+#include "source.h"
+#include "stats.h"
+
+#include <ggtk/inf_quant.h>
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Batches with fewer values than PARALLEL_MIN_ELEMENTS run on one thread: a parallel region
+ * costs more. Threads take rows in units of UNIT_ELEMENTS values (a unit holds the rows that
+ * start inside it). */
+enum { PARALLEL_MIN_ELEMENTS = 1 << 16, UNIT_ELEMENTS = 1 << 15 };
+
+/* Memory reused by every batch. */
+typedef struct run_buffers {
+    uint8_t *out;        /* a batch of converted rows */
+    float *scratch;      /* two rows per thread: the input as F32, the output read back */
+    double *sum_squares; /* per row of the batch */
+    double *sum_diff;    /* per row of the batch */
+    int64_t row_floats;  /* floats per scratch row: the longest row of the plan */
+} run_buffers;
+
+typedef struct run_state {
+    inf_quantize_plan *plan;
+    const inf_quantize_callbacks *callbacks;
+    inf_quantize_error *err;
+    ggtk_writer *writer;
+    quantize_source source;
+    tensor_job *jobs;
+    run_buffers buf;
+    int n_threads;
+    uint64_t bytes_done;
+} run_state;
+
+static inf_quantize_status init_jobs(run_state *run)
+{
+    inf_quantize_plan *plan = run->plan;
+    run->jobs = calloc((size_t)plan->n_tensors + 1, sizeof *run->jobs);
+    if (!run->jobs)
+        return quantize_fail(run->err, INF_QUANTIZE_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; i < plan->n_tensors; i++) {
+        const inf_quantize_plan_tensor *entry = &plan->tensors[i];
+        const ggtk_tensor_info *info = entry->info;
+        tensor_job *job = &run->jobs[i];
+        job->entry = entry;
+        job->ncols = (int64_t)info->ne[0];
+        job->nrows = (int64_t)(ggtk_tensor_elements(info) / info->ne[0]);
+        /* Both sizes were validated when planned: whole blocks, no overflow. */
+        ggtk_tensor_type_bytes(info->type, info->ne[0], &job->in_row_bytes);
+        ggtk_tensor_type_bytes(entry->new_type, info->ne[0], &job->out_row_bytes);
+        job->readable = inf_type_can_dequantize(info->type);
+        job->convert = entry->new_type != info->type;
+        job->data = quantize_source_tensor(&run->source, info);
+        if (!job->data)
+            return quantize_fail(run->err, INF_QUANTIZE_ERR_INPUT,
+                                 "%s: tensor '%s' data lies outside the file",
+                                 ggtk_path(plan->input), info->name);
+        if (job->ncols > run->buf.row_floats)
+            run->buf.row_floats = job->ncols;
+    }
+    return INF_QUANTIZE_OK;
+}
+
+static inf_quantize_status alloc_buffers(run_state *run)
+{
+    /* A batch holds BATCH_ELEMENTS values or one longer row; no type takes over 4 bytes each. */
+    uint64_t elements = (uint64_t)run->buf.row_floats > BATCH_ELEMENTS
+                            ? (uint64_t)run->buf.row_floats : BATCH_ELEMENTS;
+    run->buf.out = malloc(elements * sizeof(float));
+    run->buf.scratch = malloc((size_t)run->buf.row_floats * 2 * run->n_threads * sizeof(float));
+    run->buf.sum_squares = malloc(BATCH_MAX_ROWS * sizeof(double));
+    run->buf.sum_diff = malloc(BATCH_MAX_ROWS * sizeof(double));
+    if (!run->buf.out || !run->buf.scratch || !run->buf.sum_squares || !run->buf.sum_diff)
+        return quantize_fail(run->err, INF_QUANTIZE_ERR_NOMEM, "out of memory");
+    return INF_QUANTIZE_OK;
+}
+
+static void free_buffers(run_buffers *buf)
+{
+    free(buf->out);
+    free(buf->scratch);
+    free(buf->sum_squares);
+    free(buf->sum_diff);
+}
+
+/* Row `row` of a job as F32: in place when the input is aligned F32, else converted into
+ * `scratch`. NULL when the type has no F32 form. */
+static const float *row_as_f32(const tensor_job *job, int64_t row, float *scratch)
+{
+    const uint8_t *src = job->data + (uint64_t)row * job->in_row_bytes;
+    ggtk_tensor_type type = job->entry->info->type;
+    if (type == GGTK_TENSOR_F32 && (uintptr_t)src % sizeof(float) == 0)
+        return (const float *)src;
+    if (type == GGTK_TENSOR_F32) {
+        memcpy(scratch, src, (size_t)job->ncols * sizeof(float));
+        return scratch;
+    }
+    if (!job->readable || !inf_dequantize_row(type, src, scratch, job->ncols))
+        return NULL;
+    return scratch;
+}
+
+/* Row r of a batch item: sums and conversion. `scratch` holds two rows. */
+static bool process_row(run_state *run, const batch_item *item, int64_t r, float *scratch)
+{
+    const tensor_job *job = item->job;
+    int64_t slot = item->batch_row + r;
+    run->buf.sum_squares[slot] = 0.0;
+    run->buf.sum_diff[slot] = 0.0;
+    const float *x = row_as_f32(job, item->first_row + r, scratch);
+    if (!x)
+        return true; /* copied unchecked: integer types */
+    run->buf.sum_squares[slot] = quantize_sum_squares(x, job->ncols);
+    if (!job->convert)
+        return true;
+    ggtk_tensor_type new_type = job->entry->new_type;
+    uint8_t *q = run->buf.out + item->out_offset + (uint64_t)r * job->out_row_bytes;
+    if (!inf_quantize_row(new_type, x, q, job->ncols))
+        return false;
+    if (new_type == GGTK_TENSOR_F32)
+        return true; /* an exact copy */
+    float *back = scratch + run->buf.row_floats;
+    if (!inf_dequantize_row(new_type, q, back, job->ncols))
+        return false;
+    run->buf.sum_diff[slot] = quantize_sum_squared_diff(x, back, job->ncols);
+    return true;
+}
+
+/* The rows of `b` whose first value lies in [lo, hi), in batch order. */
+static bool process_share(run_state *run, const batch *b, uint64_t lo, uint64_t hi, float *scratch)
+{
+    bool ok = true;
+    for (int i = 0; ok && i < b->n_items; i++) {
+        const batch_item *item = &b->items[i];
+        uint64_t ncols = (uint64_t)item->job->ncols;
+        uint64_t first = item->batch_element;
+        uint64_t end = first + (uint64_t)item->n_rows * ncols;
+        if (end <= lo || first >= hi)
+            continue;
+        int64_t r0 = lo > first ? (int64_t)((lo - first + ncols - 1) / ncols) : 0;
+        int64_t r1 = hi < end ? (int64_t)((hi - first + ncols - 1) / ncols) : item->n_rows;
+        for (int64_t r = r0; ok && r < r1; r++)
+            ok = process_row(run, item, r, scratch);
+    }
+    return ok;
+}
+
+/* Every row of a batch. Threads take units of about UNIT_ELEMENTS values as they come free, so a
+ * thread the system delays (other processes, a page fault) holds up little work. */
+static bool process_batch(run_state *run, const batch *b)
+{
+    int64_t n_units = (int64_t)((b->n_elements + UNIT_ELEMENTS - 1) / UNIT_ELEMENTS);
+    bool ok = true;
+#pragma omp parallel num_threads(run->n_threads) if (b->n_elements >= PARALLEL_MIN_ELEMENTS) \
+    reduction(&& : ok)
+    {
+        uint64_t t = (uint64_t)omp_get_thread_num();
+        float *scratch = run->buf.scratch + t * 2 * (uint64_t)run->buf.row_floats;
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t u = 0; u < n_units; u++) {
+            uint64_t lo = (uint64_t)u * UNIT_ELEMENTS, hi = lo + UNIT_ELEMENTS;
+            ok = ok && process_share(run, b, lo, hi < b->n_elements ? hi : b->n_elements, scratch);
+        }
+    }
+    return ok;
+}
+
+/* Fold an item's per-row sums into its tensor, failing on the first non-finite row. */
+static inf_quantize_status check_item(run_state *run, const batch_item *item)
+{
+    tensor_job *job = item->job;
+    const char *path = ggtk_path(run->plan->input), *name = job->entry->info->name;
+    for (int64_t r = 0; r < item->n_rows; r++) {
+        int64_t slot = item->batch_row + r, row = item->first_row + r;
+        if (!isfinite(run->buf.sum_squares[slot])) {
+            const float *x = row_as_f32(job, row, run->buf.scratch);
+            int64_t col = quantize_first_nonfinite(x, job->ncols);
+            return quantize_fail(run->err, INF_QUANTIZE_ERR_NONFINITE,
+                                 "%s: tensor '%s' row %lld column %lld holds %s", path, name,
+                                 (long long)row, (long long)col,
+                                 col >= 0 && isnan(x[col]) ? "NaN" : "Inf");
+        }
+        if (!isfinite(run->buf.sum_diff[slot]))
+            return quantize_fail(run->err, INF_QUANTIZE_ERR_NONFINITE,
+                                 "%s: tensor '%s' row %lld: values out of the range of %s", path,
+                                 name, (long long)row, quantize_type_name(job->entry->new_type));
+        job->sum_squares += run->buf.sum_squares[slot];
+        job->sum_diff += run->buf.sum_diff[slot];
+    }
+    return INF_QUANTIZE_OK;
+}
+
+static inf_quantize_status write_item(run_state *run, const batch_item *item)
+{
+    const tensor_job *job = item->job;
+    const uint8_t *src = job->data + (uint64_t)item->first_row * job->in_row_bytes;
+    const uint8_t *src_end = src + (uint64_t)item->n_rows * job->in_row_bytes;
+    const void *data = job->convert ? run->buf.out + item->out_offset : src;
+    uint64_t size = (uint64_t)item->n_rows * (job->convert ? job->out_row_bytes : job->in_row_bytes);
+    ggtk_error gerr;
+    if (ggtk_writer_write_data(run->writer, data, (size_t)size, &gerr) != GGTK_OK)
+        return quantize_fail(run->err, INF_QUANTIZE_ERR_OUTPUT, "%s", gerr.message);
+    quantize_source_release(&run->source, src_end);
+    run->bytes_done += (uint64_t)(src_end - src);
+    return INF_QUANTIZE_OK;
+}
+
+static void report_progress(run_state *run, const tensor_job *job)
+{
+    if (!run->callbacks || !run->callbacks->on_progress)
+        return;
+    inf_quantize_progress progress = {job->entry - run->plan->tensors, run->plan->n_tensors,
+                                      job->entry->info->name, run->bytes_done,
+                                      run->plan->data_size_before};
+    run->callbacks->on_progress(&progress, run->callbacks->user);
+}
+
+static inf_quantize_status run_batches(run_state *run, inf_quantize_tensor_stats *stats)
+{
+    batch_cursor cursor = {run->jobs, run->plan->n_tensors, 0};
+    batch *b = malloc(sizeof *b);
+    if (!b)
+        return quantize_fail(run->err, INF_QUANTIZE_ERR_NOMEM, "out of memory");
+    inf_quantize_status status = INF_QUANTIZE_OK;
+    while (status == INF_QUANTIZE_OK && batch_next(&cursor, b)) {
+        if (!process_batch(run, b)) {
+            status = quantize_fail(run->err, INF_QUANTIZE_ERR_UNSUPPORTED,
+                                   "a conversion kernel refused its arguments");
+            break;
+        }
+        for (int i = 0; status == INF_QUANTIZE_OK && i < b->n_items; i++) {
+            const batch_item *item = &b->items[i];
+            status = check_item(run, item);
+            if (status == INF_QUANTIZE_OK)
+                status = write_item(run, item);
+            if (status == INF_QUANTIZE_OK && stats && batch_item_ends_tensor(item)) {
+                inf_quantize_tensor_stats *s = &stats[item->job->entry - run->plan->tensors];
+                s->converted = item->job->convert;
+                quantize_stats_finish(s, item->job->sum_squares, item->job->sum_diff,
+                                      ggtk_tensor_elements(item->job->entry->info));
+            }
+        }
+        if (status == INF_QUANTIZE_OK)
+            report_progress(run, b->items[b->n_items - 1].job);
+    }
+    free(b);
+    return status;
+}
+
+static inf_quantize_status begin_output(run_state *run, const char *output_path)
+{
+    ggtk_error gerr;
+    if (ggtk_writer_begin(run->writer, output_path, &gerr) != GGTK_OK)
+        return quantize_fail(run->err, INF_QUANTIZE_ERR_OUTPUT, "%s", gerr.message);
+    if (run->callbacks && run->callbacks->on_temp_file)
+        run->callbacks->on_temp_file(ggtk_writer_temp_path(run->writer), run->callbacks->user);
+    return INF_QUANTIZE_OK;
+}
+
+static inf_quantize_status run_all(run_state *run, const char *output_path,
+                                   inf_quantize_tensor_stats *stats)
+{
+    inf_quantize_status status = quantize_source_open(&run->source, run->plan->input, run->err);
+    if (status == INF_QUANTIZE_OK)
+        status = init_jobs(run);
+    if (status == INF_QUANTIZE_OK)
+        status = alloc_buffers(run);
+    if (status == INF_QUANTIZE_OK)
+        status = begin_output(run, output_path);
+    if (status == INF_QUANTIZE_OK)
+        status = run_batches(run, stats);
+    if (status == INF_QUANTIZE_OK) {
+        ggtk_error gerr;
+        if (ggtk_writer_finish(run->writer, &gerr) != GGTK_OK)
+            status = quantize_fail(run->err, INF_QUANTIZE_ERR_OUTPUT, "%s", gerr.message);
+    }
+    return status;
+}
+
+inf_quantize_status inf_quantize_run(inf_quantize_plan *plan, const char *output_path,
+                                     const inf_quantize_callbacks *callbacks,
+                                     inf_quantize_tensor_stats *stats, inf_quantize_error *err)
+{
+    if (!plan->writer)
+        return quantize_fail(err, INF_QUANTIZE_ERR_USAGE, "this plan has already been run");
+    inf_quantize_status status = inf_quantize_check_paths(ggtk_path(plan->input), output_path, err);
+    if (status != INF_QUANTIZE_OK)
+        return status;
+    run_state run = {.plan = plan, .callbacks = callbacks, .err = err, .writer = plan->writer};
+    run.n_threads = plan->options.n_threads > 0 ? plan->options.n_threads : omp_get_max_threads();
+    run.buf.row_floats = 1;
+    if (stats)
+        memset(stats, 0, (size_t)plan->n_tensors * sizeof *stats);
+    status = run_all(&run, output_path, stats);
+    /* A writer that did not finish removes its temporary file when freed. */
+    ggtk_writer_free(plan->writer);
+    plan->writer = NULL;
+    free_buffers(&run.buf);
+    free(run.jobs);
+    quantize_source_close(&run.source);
+    return status;
+}

@@ -1,0 +1,85 @@
+/* source.c - the input side of a run: refuse an output that is the input, map the input's bytes
+ * read-only, and hand mapped pages back once processed so that the process's resident memory
+ * does not grow with the model. */
+#include "quantize_internal.h"
+#include "source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+inf_quantize_status inf_quantize_check_paths(const char *input_path, const char *output_path,
+                                             inf_quantize_error *err)
+{
+    if (strcmp(input_path, output_path) == 0)
+        return quantize_fail(err, INF_QUANTIZE_ERR_SAME_FILE,
+                             "%s: output and input are the same file", output_path);
+    struct stat in, out;
+    if (stat(input_path, &in) != 0)
+        return quantize_fail(err, INF_QUANTIZE_ERR_INPUT, "%s: %s", input_path, strerror(errno));
+    if (stat(output_path, &out) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+        return quantize_fail(err, INF_QUANTIZE_ERR_SAME_FILE,
+                             "%s: output is the input file %s (same inode)", output_path,
+                             input_path);
+    return INF_QUANTIZE_OK;
+}
+
+inf_quantize_status quantize_source_open(quantize_source *source, const ggtk_file *header,
+                                         inf_quantize_error *err)
+{
+    memset(source, 0, sizeof *source);
+    const char *path = ggtk_path(header);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return quantize_fail(err, INF_QUANTIZE_ERR_INPUT, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != ggtk_file_size(header) || st.st_size == 0) {
+        close(fd);
+        return quantize_fail(err, INF_QUANTIZE_ERR_INPUT,
+                             "%s: the file changed since its header was read", path);
+    }
+    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int map_errno = errno;
+    close(fd);
+    if (map == MAP_FAILED)
+        return quantize_fail(err, INF_QUANTIZE_ERR_INPUT, "%s: mmap: %s", path,
+                             strerror(map_errno));
+    madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL); /* a hint; failure changes nothing */
+    source->map = map;
+    source->size = (uint64_t)st.st_size;
+    source->data_offset = ggtk_data_offset(header);
+    source->released = 0;
+    return INF_QUANTIZE_OK;
+}
+
+const uint8_t *quantize_source_tensor(const quantize_source *source, const ggtk_tensor_info *info)
+{
+    /* The reader validated these against the file size; check again against the map we hold. */
+    uint64_t start, end;
+    if (__builtin_add_overflow(source->data_offset, info->offset, &start) ||
+        __builtin_add_overflow(start, info->size, &end) || end > source->size)
+        return NULL;
+    return source->map + start;
+}
+
+void quantize_source_release(quantize_source *source, const uint8_t *processed_end)
+{
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t end = (uint64_t)(processed_end - source->map) / page * page;
+    if (end > source->released) {
+        /* The map is private and never written: dropped pages would be read again from the
+         * file if touched, so this only lowers resident memory. */
+        madvise(source->map + source->released, end - source->released, MADV_DONTNEED);
+        source->released = end;
+    }
+}
+
+void quantize_source_close(quantize_source *source)
+{
+    if (source->map)
+        munmap(source->map, source->size);
+    memset(source, 0, sizeof *source);
+}
