@@ -177,7 +177,7 @@ static bool base_check_layout(inf_kld_base *b, uint32_t n_ctx, uint64_t file_siz
     uint64_t room = file_size > BASE_HEADER_BYTES ? file_size - BASE_HEADER_BYTES : 0;
     if ((uint64_t)b->n_chunk > room / bytes_per_chunk) {
         inf_eval_set_error(err, err_size, "%s: truncated: n_chunk at byte 16 is %d, but the "
-                           "file's %llu bytes hold %llu chunks of %u tokens with %d-token rows",
+                           "file's %llu bytes hold %llu chunks of n_ctx %u and n_vocab %d",
                            b->path, b->n_chunk, (unsigned long long)file_size,
                            (unsigned long long)(room / bytes_per_chunk), n_ctx, b->n_vocab);
         return false;
