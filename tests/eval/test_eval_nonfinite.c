@@ -23,9 +23,10 @@ static bool patch_file(const char *path, long offset, const void *bytes, size_t 
     return ok;
 }
 
-/* A copy of `source` named `name` whose F32 tensor `tensor` has a NaN at element `element`. */
-static const char *model_with_nan(const char *source, const char *name, const char *tensor,
-                                  long element)
+/* A copy of `source` named `name` with `size` bytes of tensor `tensor`'s data, from byte
+ * `offset` of it, replaced by `bytes`. */
+static const char *model_with_bytes(const char *source, const char *name, const char *tensor,
+                                    long offset, const void *bytes, size_t size)
 {
     static char path[512];
     snprintf(path, sizeof path, "%s", test_tmpfile(name));
@@ -34,11 +35,10 @@ static const char *model_with_nan(const char *source, const char *name, const ch
     if (!file)
         return NULL;
     int64_t index = ggtk_find_tensor(file, tensor);
-    long offset = index < 0 ? -1 : (long)(ggtk_data_offset(file) + ggtk_tensor(file, index)->offset);
+    long data = index < 0 ? -1 : (long)(ggtk_data_offset(file) + ggtk_tensor(file, index)->offset);
     ggtk_close(file);
-    const float nan = NAN;
-    bool ok = offset >= 0 && test_run(NULL, "cp '%s' '%s'", source, path) == 0 &&
-              patch_file(path, offset + element * 4, &nan, sizeof nan);
+    bool ok = data >= 0 && test_run(NULL, "cp '%s' '%s'", source, path) == 0 &&
+              patch_file(path, data + offset, bytes, size);
     return ok ? path : NULL;
 }
 
@@ -68,7 +68,9 @@ TEST(test_eval_stops_at_a_nan_weight_naming_the_chunk_and_the_tensor)
     CHECK(tiny != NULL);
     char source[512], model[512], args[2048], base[512];
     snprintf(source, sizeof source, "%s", tiny);
-    const char *nan_model = model_with_nan(source, "nan_weight.gguf", "blk.1.ffn_down.weight", 5);
+    const float nan = NAN;
+    const char *nan_model = model_with_bytes(source, "nan_weight.gguf", "blk.1.ffn_down.weight",
+                                             5 * 4, &nan, sizeof nan);
     CHECK(nan_model != NULL);
     snprintf(model, sizeof model, "%s", nan_model);
     char *out = NULL, *err = NULL;
@@ -89,6 +91,30 @@ TEST(test_eval_stops_at_a_nan_weight_naming_the_chunk_and_the_tensor)
     CHECK(eval(&out, &err, args) == 1);
     CHECK_MSG(error_line(err) && strstr(err, "tensor blk.1.ffn_down.weight"), "stderr: %s", err);
     CHECK(test_run(NULL, "ls '%s' | grep -q '^nan.kld'", test_tmpdir()) != 0);
+    free(out);
+    free(err);
+}
+
+TEST(test_eval_names_a_quantized_tensor_whose_block_scale_is_nan)
+{
+    /* A Q8_0 block is an fp16 scale and 32 int8: the weight is found through the dequantizer.
+     * Row 1 of blk.0.attn_k.weight (64 columns: two blocks per row) gets a NaN scale. */
+    const char *tiny = tiny_model("q8_0");
+    CHECK(tiny != NULL);
+    char source[512], model[512], args[2048];
+    snprintf(source, sizeof source, "%s", tiny);
+    const unsigned char nan_fp16[2] = {0x00, 0x7e};
+    const char *nan_model = model_with_bytes(source, "nan_scale.gguf", "blk.0.attn_k.weight",
+                                             2 * 34, nan_fp16, sizeof nan_fp16);
+    CHECK(nan_model != NULL);
+    snprintf(model, sizeof model, "%s", nan_model);
+    char *out = NULL, *err = NULL;
+    snprintf(args, sizeof args, "-m '%s' -f " TEXT " -c 32 --chunks 2", model);
+    CHECK(eval(&out, &err, args) == 1);
+    const char *line = error_line(err);
+    CHECK_MSG(line && strstr(line, "chunk 1: non-finite") &&
+              strstr(line, "tensor blk.0.attn_k.weight holds a NaN or infinity (row 1)"),
+              "stderr: %s", err);
     free(out);
     free(err);
 }
