@@ -133,12 +133,16 @@ $(MODEL):
 	mv $@.part $@
 	rm -rf models/.download
 
-# Fuzzing with libFuzzer needs clang; FUZZ_SECONDS bounds each harness.
+# Fuzzing with libFuzzer needs clang; FUZZ_SECONDS bounds each harness. Every harness links
+# libgguf's sources and the ones it tests, listed here per harness.
 FUZZ_SECONDS ?= 60
 FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(GGUF_SRC)
+FUZZ_SRC_fuzz_text_file := tools/common/text_file.c
+FUZZ_SRC_fuzz_kld_base  := libinfer/src/eval/kld_file.c libinfer/src/eval/eval_error.c
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(GGUF_SRC) $$(FUZZ_SRC_$$*)
 	@mkdir -p $(dir $@)
-	clang -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Ilibgguf/include $^ -o $@ -lxxhash -lm
+	clang -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Ilibgguf/include \
+	    -Ilibinfer/include -Ilibinfer/src -Itools/common $^ -o $@ -lxxhash -lz -lm
 fuzz: $(FUZZERS)
 	sh tests/fuzz/run.sh $(BUILD)/fuzz $(FUZZ_SECONDS)
 

@@ -248,3 +248,121 @@ TEST(test_kld_base_refuses_broken_files)
     snprintf(p, sizeof p, "%s/none.kld", dir);
     CHECK(open_fails_with(p, "cannot open"));
 }
+
+TEST(test_kld_uncertainties_of_identical_models_are_zero_not_nan)
+{
+    /* The variance of the difference is computed as a difference of sums, which rounding can
+     * leave just below 0 (gguf-eval printed "± -nan" for a model against its own base). */
+    for (unsigned seed = 1; seed <= 50; seed++) {
+        inf_kld_stats s = {0};
+        float logits[64];
+        fill_logits(logits, 64, seed);
+        for (int i = 0; i < 64; i++) {
+            double nll = logits[i] + 5.0;
+            s.sum_nll += nll;
+            s.sum_nll2 += nll * nll;
+            s.sum_nll_base += nll;
+            s.sum_nll_base2 += nll * nll;
+            s.sum_nll_nll_base += nll * nll;
+            s.count++;
+        }
+        inf_kld_summary r = inf_kld_estimates(&s);
+        CHECK_MSG(r.log_ppl_ratio.error >= 0 && r.log_ppl_ratio.error < 1e-6 &&
+                  r.ppl_diff.error >= 0 && r.ppl_diff.error < 1e-5,
+                  "seed %u: ratio error %g, difference error %g", seed, r.log_ppl_ratio.error,
+                  r.ppl_diff.error);
+    }
+}
+
+/* A base file of n_chunk chunks of 8 tokens whose rows come from real logits (every row
+ * valid). */
+static bool write_real_base(const char *path, int32_t n_vocab, int32_t n_chunk)
+{
+    size_t words = inf_logprob_row_words(n_vocab);
+    inf_token tokens[8 * 4] = {0};
+    uint16_t *rows = calloc(3 * (size_t)n_chunk * words, sizeof *rows);
+    float *logits = malloc((size_t)n_vocab * sizeof *logits);
+    char err[512];
+    inf_kld_base_writer *w = rows && logits ? inf_kld_base_writer_create(path, 8, n_vocab, n_chunk,
+                                                                         tokens, err, sizeof err)
+                                            : NULL;
+    bool ok = w != NULL;
+    for (int32_t r = 0; ok && r < 3 * n_chunk; r++) {
+        fill_logits(logits, n_vocab, (unsigned)r + 7);
+        inf_logprob_row_encode(logits, n_vocab, 0, rows + (size_t)r * words);
+    }
+    ok = ok && inf_kld_base_writer_write(w, rows, 3 * (size_t)n_chunk, err, sizeof err) == INF_OK &&
+         inf_kld_base_writer_finish(w, err, sizeof err) == INF_OK;
+    if (!ok && w)
+        inf_kld_base_writer_abort(w);
+    free(rows);
+    free(logits);
+    return ok;
+}
+
+/* Write the 4 bytes of `value` at `offset` of a copy `name` of `source`; the copy's path. */
+static const char *patched_copy(const char *source, const char *name, long offset,
+                                const void *value)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s", test_tmpfile(name));
+    unsigned char b[4];
+    memcpy(b, value, 4);
+    int rc = test_run(NULL, "cp '%s' '%s' && printf '\\%03o\\%03o\\%03o\\%03o' | dd of='%s' bs=1 "
+                      "seek=%ld conv=notrunc status=none", source, path, b[0], b[1], b[2], b[3],
+                      path, offset);
+    return rc == 0 ? path : NULL;
+}
+
+TEST(test_kld_base_refuses_hostile_header_sizes_naming_the_field)
+{
+    char good[512];
+    snprintf(good, sizeof good, "%s", test_tmpfile("sizes.kld"));
+    CHECK(write_real_base(good, N_VOCAB, 2));
+    const int32_t huge_vocab = 1 << 24, over_vocab = (1 << 24) + 1, huge_chunks = INT32_MAX;
+    const uint32_t huge_ctx = 1u << 24, over_ctx = (1u << 24) + 1;
+    CHECK(open_fails_with(patched_copy(good, "vocab.kld", 12, &huge_vocab),
+                          "truncated: n_chunk at byte 16 is 2, but the file's"));
+    CHECK(open_fails_with(patched_copy(good, "vocab2.kld", 12, &over_vocab),
+                          "n_vocab at byte 12 is 16777217"));
+    CHECK(open_fails_with(patched_copy(good, "ctx.kld", 8, &huge_ctx),
+                          "hold 0 chunks of n_ctx 16777216"));
+    CHECK(open_fails_with(patched_copy(good, "ctx2.kld", 8, &over_ctx),
+                          "n_ctx at byte 8 is 16777217"));
+    CHECK(open_fails_with(patched_copy(good, "chunks.kld", 16, &huge_chunks),
+                          "n_chunk at byte 16 is 2147483647, but the file's"));
+}
+
+/* Expect reading chunk 2 of `path` to fail naming the file, the chunk and the row. */
+static int chunk_fails_with(const char *path, const char *needle)
+{
+    char err[512] = "";
+    inf_kld_base *b = inf_kld_base_open(path, err, sizeof err);
+    uint16_t *rows = calloc(3 * inf_logprob_row_words(N_VOCAB), sizeof *rows);
+    int ok = b && rows && inf_kld_base_read_chunk(b, 0, rows, err, sizeof err) == INF_OK &&
+             inf_kld_base_read_chunk(b, 1, rows, err, sizeof err) == INF_ERR_INVALID &&
+             strstr(err, path) && strstr(err, needle);
+    if (!ok)
+        fprintf(stderr, "    %s: '%s' (wanted '%s')\n", path, err, needle);
+    free(rows);
+    inf_kld_base_close(b);
+    return ok;
+}
+
+TEST(test_kld_base_refuses_rows_no_model_can_produce)
+{
+    char good[512];
+    snprintf(good, sizeof good, "%s", test_tmpfile("rows.kld"));
+    CHECK(write_real_base(good, N_VOCAB, 2));
+    /* Chunk 2 (0-based 1), its row 1: header floats at the row's first two words. */
+    long row_bytes = 2 * (long)inf_logprob_row_words(N_VOCAB);
+    long row = 20 + 2 * 8 * 4 + 3 * row_bytes + row_bytes;
+    const float nan = NAN, inf = INFINITY, big_scale = 1.0f, positive = 0.5f, negative = -1.0f;
+    CHECK(chunk_fails_with(patched_copy(good, "nan_scale.kld", row, &nan),
+                           "chunk 2: corrupt row 1"));
+    CHECK(chunk_fails_with(patched_copy(good, "inf_min.kld", row + 4, &inf), "lp_min inf"));
+    CHECK(chunk_fails_with(patched_copy(good, "big_scale.kld", row, &big_scale), "scale 1,"));
+    CHECK(chunk_fails_with(patched_copy(good, "pos_min.kld", row + 4, &positive),
+                           "lp_min 0.5"));
+    CHECK(chunk_fails_with(patched_copy(good, "neg_scale.kld", row, &negative), "scale -1,"));
+}

@@ -1,10 +1,19 @@
 #!/usr/bin/env python3
-"""Write the seed corpus of the GGUF fuzzers: small valid files made with gguf-py (every value
-type, string and nested arrays, one tensor of many types, odd alignments), the real model's
-metadata with its long arrays cut and a few of its tensors given tiny data, and short prefixes
-of the real model. Usage: make_seeds.py OUTDIR [MODEL]"""
+"""Write the seed corpus of each fuzzer into OUTDIR/<fuzzer>:
+ - fuzz_reader (GGUF): small valid files made with gguf-py (every value type, string and nested
+   arrays, one tensor of many types, odd alignments), the real model's metadata with its long
+   arrays cut and a few of its tensors given tiny data, and short prefixes of the real model;
+ - fuzz_text_file: plain text, gzip (one and two members), zip (stored, deflated, a directory
+   entry first, sizes in a data descriptor);
+ - fuzz_kld_base: small valid base log-probability files (llama-perplexity's layout).
+Usage: make_seeds.py OUTDIR [MODEL]"""
+import gzip
+import io
+import math
 import os
+import struct
 import sys
+import zipfile
 
 import numpy as np
 
@@ -79,15 +88,84 @@ def model_seeds(out, model):
     write(os.path.join(out, "model_compact.gguf"), fill)
 
 
-def main():
-    out = sys.argv[1]
-    os.makedirs(out, exist_ok=True)
+def gguf_seeds(out, model):
     write(os.path.join(out, "values.gguf"), all_values)
     write(os.path.join(out, "tensors.gguf"), tensors)
     write(os.path.join(out, "tensors_align8.gguf"), tensors, alignment=8)
     write(os.path.join(out, "empty.gguf"), lambda w: None)
-    if len(sys.argv) > 2 and os.path.exists(sys.argv[2]):
-        model_seeds(out, sys.argv[2])
+    if model and os.path.exists(model):
+        model_seeds(out, model)
+
+
+class Unseekable(io.RawIOBase):
+    """A write-only stream that cannot seek, so that zipfile puts sizes in data descriptors."""
+
+    def __init__(self):
+        self.data = bytearray()
+
+    def writable(self):
+        return True
+
+    def write(self, b):
+        self.data += b
+        return len(b)
+
+
+def text_seeds(out):
+    text = "The quick brown fox jumps over the lazy dog.\n" * 20
+    seeds = {"plain.txt": text.encode(), "gzip.gz": gzip.compress(text.encode()),
+             "gzip_two_members.gz": gzip.compress(b"first ") + gzip.compress(b"second\n")}
+    for name, method in (("stored.zip", zipfile.ZIP_STORED), ("deflated.zip", zipfile.ZIP_DEFLATED)):
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", method) as z:
+            if name == "deflated.zip":
+                z.writestr("dir/", b"")
+            z.writestr("dir/text.txt", text)
+        seeds[name] = buf.getvalue()
+    stream = Unseekable()
+    with zipfile.ZipFile(stream, "w", zipfile.ZIP_DEFLATED) as z:
+        with z.open("streamed.txt", "w") as f:
+            f.write(text.encode())
+    seeds["descriptor.zip"] = bytes(stream.data)
+    for name, data in seeds.items():
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
+
+
+def base_row(logits):
+    """One base row as llama-perplexity writes it (inf_logprob_row_encode)."""
+    top = max(logits)
+    low = max(min(logits), top - 16)
+    log_sum = math.log(sum(math.exp(x - top) for x in logits))
+    scale = (top - low) / 65535
+    q = [round((x - low) / scale) if scale and x > low else 0 for x in logits]
+    q += [0] * (len(logits) % 2)
+    return struct.pack("<ff", scale, low - top - log_sum) + struct.pack(f"<{len(q)}H", *q)
+
+
+def base_file(n_ctx, n_vocab, n_chunk, seed):
+    rng = np.random.default_rng(seed)
+    tokens = rng.integers(0, n_vocab, n_chunk * n_ctx)
+    data = b"_logits_" + struct.pack("<Iii", n_ctx, n_vocab, n_chunk)
+    data += struct.pack(f"<{len(tokens)}i", *tokens)
+    for _ in range(n_chunk * (n_ctx - 1 - n_ctx // 2)):
+        data += base_row([float(x) for x in 6 * rng.standard_normal(n_vocab)])
+    return data
+
+
+def kld_seeds(out):
+    for n_ctx, n_vocab, n_chunk in ((8, 5, 2), (6, 16, 1), (3, 1, 3)):
+        with open(os.path.join(out, f"base_{n_ctx}_{n_vocab}_{n_chunk}.kld"), "wb") as f:
+            f.write(base_file(n_ctx, n_vocab, n_chunk, n_ctx * n_vocab))
+
+
+def main():
+    out = sys.argv[1]
+    model = sys.argv[2] if len(sys.argv) > 2 else None
+    for name, make in (("fuzz_reader", lambda d: gguf_seeds(d, model)),
+                       ("fuzz_text_file", text_seeds), ("fuzz_kld_base", kld_seeds)):
+        os.makedirs(os.path.join(out, name), exist_ok=True)
+        make(os.path.join(out, name))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 #!/bin/sh
 # run.sh FUZZDIR SECONDS - run every libFuzzer harness built in FUZZDIR for SECONDS each, starting
-# from seeds made at run time (tests/fuzz/make_seeds.py) and from the corpus earlier runs kept in
-# FUZZDIR/corpus/<fuzzer>. Prints each fuzzer's run count and speed; exits non-zero when a fuzzer
-# found a crash, leak or timeout (its input is saved under FUZZDIR/artifacts/).
+# from seeds made at run time (tests/fuzz/make_seeds.py writes FUZZDIR/seeds/<fuzzer>) and from
+# the corpus earlier runs kept in FUZZDIR/corpus/<fuzzer>. Prints each fuzzer's run count and
+# speed; exits non-zero when a fuzzer found a crash, leak or timeout (its input is saved under
+# FUZZDIR/artifacts/).
 set -eu
 dir=$1
 seconds=$2
@@ -25,7 +26,7 @@ for fuzzer in "$dir"/fuzz_*; do
     if UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
         -print_final_stats=1 -artifact_prefix="$dir/artifacts/$name-" \
-        "$corpus" "$seeds" >"$log" 2>&1; then
+        "$corpus" "$seeds/$name" >"$log" 2>&1; then
         result=ok
     else
         result=FAILED

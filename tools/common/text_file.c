@@ -204,6 +204,15 @@ static bool zip_central_sizes(byte_span zip, zip_entry *entry)
     return false;
 }
 
+/* Entry names reach one-line messages and the tool's output: control bytes (a newline, a
+ * terminal escape) become '?'. */
+static void printable_name(char *name)
+{
+    for (char *c = name; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+}
+
 /* Parse the local header at `offset`. */
 static ggtk_status zip_parse_entry(const char *path, byte_span zip, size_t offset, zip_entry *entry,
                                   ggtk_error *err)
@@ -235,6 +244,7 @@ static ggtk_status zip_parse_entry(const char *path, byte_span zip, size_t offse
     }
     size_t copy = name_len < sizeof entry->name - 1 ? name_len : sizeof entry->name - 1;
     memcpy(entry->name, h + ZIP_LOCAL_SIZE, copy);
+    printable_name(entry->name);
     entry->data_offset = data_offset;
     if ((entry->flags & ZIP_FLAG_DESCRIPTOR) && !zip_central_sizes(zip, entry)) {
         ggtk_error_set(err, GGTK_ERR_IO, GGTK_NO_OFFSET, "%s: zip entry '%s' keeps its sizes in a data "
@@ -321,36 +331,27 @@ static ggtk_status read_zip(const char *path, byte_span zip, text_buffer *out, c
     return GGTK_OK;
 }
 
-ggtk_status text_file_read(const char *path, char **text, size_t *len, char *member,
-                         size_t member_size, ggtk_error *err)
+/* Decode `raw` (a whole file's bytes, consumed: freed or handed out as the text). */
+static ggtk_status decode_owned(const char *name, text_buffer raw, char **text, size_t *len,
+                                char *member, size_t member_size, ggtk_error *err)
 {
-    *text = NULL;
-    *len = 0;
-    if (member && member_size)
-        member[0] = '\0';
-    text_buffer raw = {0};
-    ggtk_status status = read_file(path, &raw, err);
+    ggtk_status status = GGTK_OK;
     text_buffer decoded = {0};
     text_buffer *result = &raw;
-    if (status == GGTK_OK && raw.len >= 2 && (uint8_t)raw.data[0] == 0x1f &&
-        (uint8_t)raw.data[1] == 0x8b) {
+    if (raw.len >= 2 && (uint8_t)raw.data[0] == 0x1f && (uint8_t)raw.data[1] == 0x8b) {
         byte_span span = {(const uint8_t *)raw.data, raw.len};
-        status = inflate_span(path, span, 15 + 16, true, SIZE_MAX, &decoded, err);
+        status = inflate_span(name, span, 15 + 16, true, SIZE_MAX, &decoded, err);
         result = &decoded;
-    } else if (status == GGTK_OK && raw.len >= 4 && read_u32((const uint8_t *)raw.data) ==
-                                                       ZIP_LOCAL_SIG) {
+    } else if (raw.len >= 4 && read_u32((const uint8_t *)raw.data) == ZIP_LOCAL_SIG) {
         byte_span span = {(const uint8_t *)raw.data, raw.len};
-        status = read_zip(path, span, &decoded, member, member_size, err);
+        status = read_zip(name, span, &decoded, member, member_size, err);
         result = &decoded;
     }
-    if (status == GGTK_OK && result->len == 0) {
-        ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET, "%s: the text is empty", path);
-        status = GGTK_ERR_INVALID;
-    }
-    if (status == GGTK_OK && !text_buffer_reserve(result, 0)) {
-        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "%s: out of memory", path);
-        status = GGTK_ERR_NOMEM;
-    }
+    if (status == GGTK_OK && result->len == 0)
+        status = ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET, "%s: the text is empty",
+                                name);
+    if (status == GGTK_OK && !text_buffer_reserve(result, 0))
+        status = ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "%s: out of memory", name);
     if (status != GGTK_OK) {
         free(raw.data);
         free(decoded.data);
@@ -361,4 +362,42 @@ ggtk_status text_file_read(const char *path, char **text, size_t *len, char *mem
     *len = result->len;
     free(result == &raw ? decoded.data : raw.data);
     return GGTK_OK;
+}
+
+/* The outputs of a failed or not yet finished call. */
+static void clear_outputs(char **text, size_t *len, char *member, size_t member_size)
+{
+    *text = NULL;
+    *len = 0;
+    if (member && member_size)
+        member[0] = '\0';
+}
+
+ggtk_status text_file_read(const char *path, char **text, size_t *len, char *member,
+                         size_t member_size, ggtk_error *err)
+{
+    clear_outputs(text, len, member, member_size);
+    text_buffer raw = {0};
+    ggtk_status status = read_file(path, &raw, err);
+    if (status != GGTK_OK) {
+        free(raw.data);
+        return status;
+    }
+    return decode_owned(path, raw, text, len, member, member_size, err);
+}
+
+ggtk_status text_file_decode(const void *data, size_t size, const char *name, char **text,
+                             size_t *len, char *member, size_t member_size, ggtk_error *err)
+{
+    clear_outputs(text, len, member, member_size);
+    if (size > TEXT_FILE_MAX_BYTES)
+        return ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET, "%s: larger than %zu bytes",
+                              name, (size_t)TEXT_FILE_MAX_BYTES);
+    text_buffer raw = {0};
+    if (!text_buffer_reserve(&raw, size))
+        return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "%s: out of memory", name);
+    if (size)
+        memcpy(raw.data, data, size);
+    raw.len = size;
+    return decode_owned(name, raw, text, len, member, member_size, err);
 }

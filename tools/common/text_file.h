@@ -29,5 +29,11 @@
 ggtk_status text_file_read(const char *path, char **text, size_t *len, char *member,
                          size_t member_size, ggtk_error *err);
 
+/* text_file_read() on the `size` bytes at `data` instead of a file's content (the caller keeps
+ * `data`); `name` stands for the file in messages. For callers that hold the bytes already, and
+ * for the fuzzer. */
+ggtk_status text_file_decode(const void *data, size_t size, const char *name, char **text,
+                             size_t *len, char *member, size_t member_size, ggtk_error *err);
+
 
 #endif

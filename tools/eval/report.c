@@ -99,21 +99,34 @@ void eval_print_final(const eval_summary *s)
         printf("Final estimate: PPL = %.4f +/- %.5f\n", inf_ppl_stats_ppl(s->stats), error);
 }
 
+/* A number; JSON has none for NaN and the infinities (jansson refuses them, and the key or the
+ * array element they belong to would vanish), so those are the strings "nan", "inf" and "-inf"
+ * (docs/eval.md). */
+static json_t *number(double v)
+{
+    if (isfinite(v))
+        return json_real(v);
+    return json_string(isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+}
+
 static json_t *estimate_json(inf_estimate e)
 {
-    return json_pack("{s:f, s:f}", "value", e.value, "error", e.error);
+    json_t *obj = json_object();
+    json_object_set_new(obj, "value", number(e.value));
+    json_object_set_new(obj, "error", number(e.error));
+    return obj;
 }
 
 static json_t *percentiles_json(const float *values, float min, float max)
 {
     json_t *obj = json_object();
-    json_object_set_new(obj, "max", json_real(max));
+    json_object_set_new(obj, "max", number(max));
     for (int i = 0; i < INF_KLD_N_PERCENTILES; i++) {
         char key[16];
         snprintf(key, sizeof key, "p%g", 100.0 * inf_kld_percentile_fractions[i]);
-        json_object_set_new(obj, key, json_real(values[i]));
+        json_object_set_new(obj, key, number(values[i]));
     }
-    json_object_set_new(obj, "min", json_real(min));
+    json_object_set_new(obj, "min", number(min));
     return obj;
 }
 
@@ -122,7 +135,7 @@ static json_t *kld_json(const inf_kld_summary *k)
     json_t *obj = json_object();
     json_object_set_new(obj, "ppl", estimate_json(k->ppl));
     json_object_set_new(obj, "ppl_base", estimate_json(k->ppl_base));
-    json_object_set_new(obj, "log_ppl_correlation", json_real(k->log_ppl_correlation));
+    json_object_set_new(obj, "log_ppl_correlation", number(k->log_ppl_correlation));
     json_object_set_new(obj, "log_ppl_ratio", estimate_json(k->log_ppl_ratio));
     json_object_set_new(obj, "ppl_ratio", estimate_json(k->ppl_ratio));
     json_object_set_new(obj, "ppl_diff", estimate_json(k->ppl_diff));
@@ -138,9 +151,6 @@ static json_t *kld_json(const inf_kld_summary *k)
     return obj;
 }
 
-/* A number, or null when it is not finite (JSON has no NaN). */
-static json_t *number_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
-
 void eval_print_json(const eval_summary *s)
 {
     json_t *root = json_object();
@@ -152,21 +162,23 @@ void eval_print_json(const eval_summary *s)
                         json_integer(inf_session_get_params(s->session).n_threads));
     json_object_set_new(root, "n_chunks", json_integer(s->n_chunks));
     json_object_set_new(root, "scored_tokens", json_integer(s->stats->count));
-    json_object_set_new(root, "ppl", number_or_null(inf_ppl_stats_ppl(s->stats)));
-    json_object_set_new(root, "ppl_error", number_or_null(inf_ppl_stats_error(s->stats)));
+    json_object_set_new(root, "ppl", number(inf_ppl_stats_ppl(s->stats)));
+    json_object_set_new(root, "ppl_error", number(inf_ppl_stats_error(s->stats)));
     json_t *chunks = json_array();
     for (int32_t i = 0; i < s->history->n; i++) {
-        json_t *c = json_pack("{s:i, s:f, s:f}", "chunk", i + 1, "ppl", s->history->ppl[i],
-                              "chunk_ppl", s->history->chunk_ppl[i]);
+        json_t *c = json_object();
+        json_object_set_new(c, "chunk", json_integer(i + 1));
+        json_object_set_new(c, "ppl", number(s->history->ppl[i]));
+        json_object_set_new(c, "chunk_ppl", number(s->history->chunk_ppl[i]));
         if (s->history->chunk_kld)
-            json_object_set_new(c, "chunk_kld", number_or_null(s->history->chunk_kld[i]));
+            json_object_set_new(c, "chunk_kld", number(s->history->chunk_kld[i]));
         json_array_append_new(chunks, c);
     }
     json_object_set_new(root, "chunks", chunks);
     if (s->kld)
         json_object_set_new(root, "kl_divergence", kld_json(s->kld));
-    json_object_set_new(root, "seconds", json_real(s->seconds));
-    json_object_set_new(root, "tokens_per_second", json_real(s->tokens_per_second));
+    json_object_set_new(root, "seconds", number(s->seconds));
+    json_object_set_new(root, "tokens_per_second", number(s->tokens_per_second));
     json_object_set_new(root, "peak_rss_bytes", json_integer((json_int_t)s->peak_rss_kib * 1024));
     json_object_set_new(root, "weight_bytes", json_integer((json_int_t)inf_model_weight_bytes(s->model)));
     json_object_set_new(root, "kv_bytes", json_integer((json_int_t)inf_session_kv_bytes(s->session)));

@@ -164,9 +164,10 @@ GGTK_API const char *inf_kld_base_writer_temp_path(const inf_kld_base_writer *wr
 typedef struct inf_kld_base inf_kld_base;
 
 /* Open a base file and validate its header: the magic, 3 <= n_ctx <= 2^24,
- * 1 <= n_vocab <= 2^24, n_chunk >= 1, every token in [0, n_vocab), and a file size exactly equal
- * to what the header announces (a truncated or padded file is refused). NULL on failure with one line naming the file and the
- * field in `err`. */
+ * 1 <= n_vocab <= 2^24, n_chunk >= 1 and no more chunks than the file can hold (checked before
+ * anything is allocated), every token in [0, n_vocab), and a file size exactly equal to what the
+ * header announces (a truncated or padded file is refused). NULL on failure with one line naming
+ * the file and the field in `err`. */
 GGTK_API inf_kld_base *inf_kld_base_open(const char *path, char *err, size_t err_size);
 /* Close the file. NULL allowed. */
 GGTK_API void inf_kld_base_close(inf_kld_base *base);
@@ -176,7 +177,9 @@ GGTK_API int32_t inf_kld_base_n_chunk(const inf_kld_base *base);
 /* The n_chunk * n_ctx tokens of the file, owned by the reader. */
 GGTK_API const inf_token *inf_kld_base_tokens(const inf_kld_base *base);
 /* Read the rows of chunk `chunk` (0 <= chunk < n_chunk) into `rows` ((n_ctx - 1 - n_ctx/2) *
- * inf_logprob_row_words(n_vocab) words). */
+ * inf_logprob_row_words(n_vocab) words). A row no writer can produce (scale or lp_min not finite,
+ * scale outside [0, 16/65535], the top log-probability outside [-ln n_vocab, 0]) is
+ * INF_ERR_INVALID with one line naming the file, the chunk (1-based) and the row. */
 GGTK_API inf_status inf_kld_base_read_chunk(inf_kld_base *base, int32_t chunk, uint16_t *rows, char *err,
                                    size_t err_size);
 
@@ -220,7 +223,10 @@ GGTK_API int32_t inf_perplexity_n_chunks(const inf_perplexity *run);
 /* Tokens scored per chunk: n_ctx - 1 - n_ctx/2. */
 GGTK_API int32_t inf_perplexity_scored_per_chunk(const inf_perplexity *run);
 /* Evaluate the next chunk. Returns INF_OK and fills *result, or an error (decode failure, base
- * file read/write failure: message in `err`). Calling it after the last chunk is INF_ERR_USAGE. */
+ * file read/write failure, a corrupt base row: message in `err`). A NaN or infinite score or
+ * KL-divergence at any position is INF_ERR_INVALID, before the chunk counts or is written; the
+ * message names the chunk, the position and, from a scan of every weight made only then, the
+ * first tensor holding a NaN or infinity. Calling it after the last chunk is INF_ERR_USAGE. */
 GGTK_API inf_status inf_perplexity_next(inf_perplexity *run, inf_chunk_result *result, char *err,
                                size_t err_size);
 /* Path of the temporary file of an unfinished base output, NULL when none: what a signal handler

@@ -2,6 +2,7 @@
  * that a base written by either tool can be compared against by the other. Written through a
  * temporary file renamed into place; read with every header field and the file size checked. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,13 +10,15 @@
 #include <unistd.h>
 
 #include "eval_internal.h"
-#include <ggtk/inf_eval.h>
+#include "kld_file.h"
 
 static const char BASE_MAGIC[8] = {'_', 'l', 'o', 'g', 'i', 't', 's', '_'};
 enum { BASE_HEADER_BYTES = 8 + 3 * 4 };
 
 /* Positions scored per chunk of n_ctx tokens. */
 static int64_t rows_per_chunk(int64_t n_ctx) { return n_ctx - 1 - n_ctx / 2; }
+
+size_t inf_logprob_row_words(int32_t n_vocab) { return 2 * (((size_t)n_vocab + 1) / 2) + 4; }
 
 /* ---------------------------------------------------------------------------------------------
  * Writing
@@ -145,7 +148,9 @@ struct inf_kld_base {
     uint64_t chunk_bytes; /* bytes of one chunk's rows */
 };
 
-/* Check the header fields and that the file size is exactly what they announce. */
+
+/* Check the header fields, then that the file holds exactly the chunks the header announces.
+ * Only after this is anything allocated, so a hostile header costs no memory. */
 static bool base_check_layout(inf_kld_base *b, uint32_t n_ctx, uint64_t file_size, char *err,
                               size_t err_size)
 {
@@ -165,21 +170,23 @@ static bool base_check_layout(inf_kld_base *b, uint32_t n_ctx, uint64_t file_siz
         return false;
     }
     b->n_ctx = (int32_t)n_ctx;
-    /* n_chunk < 2^31, n_ctx <= 2^24, row words <= 2^24 + 6: every product fits 64 bits. */
-    uint64_t token_bytes = (uint64_t)b->n_chunk * n_ctx * sizeof(inf_token);
+    /* n_ctx <= 2^24 and row words <= 2^24 + 6: a chunk's bytes fit 64 bits; the chunk count is
+     * compared with what the file can hold by division, so no product overflows. */
     b->chunk_bytes = (uint64_t)rows_per_chunk(n_ctx) * inf_logprob_row_words(b->n_vocab) * 2;
-    b->rows_offset = BASE_HEADER_BYTES + token_bytes;
-    uint64_t rows_bytes = (uint64_t)b->n_chunk * b->chunk_bytes;
-    if (rows_bytes / b->chunk_bytes != (uint64_t)b->n_chunk ||
-        b->rows_offset + rows_bytes < b->rows_offset) {
-        inf_eval_set_error(err, err_size, "%s: header sizes overflow", b->path);
+    uint64_t bytes_per_chunk = (uint64_t)n_ctx * sizeof(inf_token) + b->chunk_bytes;
+    uint64_t room = file_size > BASE_HEADER_BYTES ? file_size - BASE_HEADER_BYTES : 0;
+    if ((uint64_t)b->n_chunk > room / bytes_per_chunk) {
+        inf_eval_set_error(err, err_size, "%s: truncated: n_chunk at byte 16 is %d, but the "
+                           "file's %llu bytes hold %llu chunks of n_ctx %u and n_vocab %d",
+                           b->path, b->n_chunk, (unsigned long long)file_size,
+                           (unsigned long long)(room / bytes_per_chunk), n_ctx, b->n_vocab);
         return false;
     }
-    uint64_t expected = b->rows_offset + rows_bytes;
+    b->rows_offset = BASE_HEADER_BYTES + (uint64_t)b->n_chunk * n_ctx * sizeof(inf_token);
+    uint64_t expected = BASE_HEADER_BYTES + (uint64_t)b->n_chunk * bytes_per_chunk;
     if (file_size != expected) {
-        inf_eval_set_error(err, err_size, "%s: %s: the header (n_ctx %u, n_vocab %d, n_chunk %d) "
-                           "announces %llu bytes, the file has %llu", b->path,
-                           file_size < expected ? "truncated" : "trailing data", n_ctx,
+        inf_eval_set_error(err, err_size, "%s: trailing data: the header (n_ctx %u, n_vocab %d, "
+                           "n_chunk %d) announces %llu bytes, the file has %llu", b->path, n_ctx,
                            b->n_vocab, b->n_chunk, (unsigned long long)expected,
                            (unsigned long long)file_size);
         return false;
@@ -212,23 +219,37 @@ static bool base_read_tokens(inf_kld_base *b, char *err, size_t err_size)
     return true;
 }
 
-inf_kld_base *inf_kld_base_open(const char *path, char *err, size_t err_size)
+/* Size of a stream by seeking to its end: works for files and fmemopen() buffers alike. */
+static bool stream_size(FILE *file, uint64_t *size)
+{
+    if (fseeko(file, 0, SEEK_END) != 0)
+        return false;
+    off_t end = ftello(file);
+    if (end < 0 || fseeko(file, 0, SEEK_SET) != 0)
+        return false;
+    *size = (uint64_t)end;
+    return true;
+}
+
+inf_kld_base *kld_base_open_stream(FILE *file, const char *path, char *err, size_t err_size)
 {
     inf_kld_base *b = calloc(1, sizeof *b);
     if (!b || !(b->path = strdup(path))) {
         inf_eval_set_error(err, err_size, "%s: out of memory", path);
         free(b);
+        fclose(file);
         return NULL;
     }
-    b->file = fopen(path, "rb");
-    struct stat st;
-    if (!b->file || fstat(fileno(b->file), &st) != 0) {
-        inf_eval_set_error(err, err_size, "%s: cannot open: %s", path, strerror(errno));
+    b->file = file;
+    uint64_t size;
+    if (!stream_size(file, &size)) {
+        inf_eval_set_error(err, err_size, "%s: cannot find the size (not a regular file?): %s",
+                           path, strerror(errno));
         inf_kld_base_close(b);
         return NULL;
     }
     uint8_t header[BASE_HEADER_BYTES];
-    if (fread(header, 1, sizeof header, b->file) != sizeof header ||
+    if (fread(header, 1, sizeof header, file) != sizeof header ||
         memcmp(header, BASE_MAGIC, sizeof BASE_MAGIC) != 0) {
         inf_eval_set_error(err, err_size, "%s: not a base log-probability file (expected "
                            "\"_logits_\" and a 20-byte header)", path);
@@ -239,12 +260,21 @@ inf_kld_base *inf_kld_base_open(const char *path, char *err, size_t err_size)
     memcpy(&n_ctx, header + 8, 4);
     memcpy(&b->n_vocab, header + 12, 4);
     memcpy(&b->n_chunk, header + 16, 4);
-    if (!base_check_layout(b, n_ctx, (uint64_t)st.st_size, err, err_size) ||
-        !base_read_tokens(b, err, err_size)) {
+    if (!base_check_layout(b, n_ctx, size, err, err_size) || !base_read_tokens(b, err, err_size)) {
         inf_kld_base_close(b);
         return NULL;
     }
     return b;
+}
+
+inf_kld_base *inf_kld_base_open(const char *path, char *err, size_t err_size)
+{
+    FILE *file = fopen(path, "rb");
+    if (!file) {
+        inf_eval_set_error(err, err_size, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    return kld_base_open_stream(file, path, err, err_size);
 }
 
 void inf_kld_base_close(inf_kld_base *b)
@@ -263,6 +293,22 @@ int32_t inf_kld_base_n_vocab(const inf_kld_base *b) { return b->n_vocab; }
 int32_t inf_kld_base_n_chunk(const inf_kld_base *b) { return b->n_chunk; }
 const inf_token *inf_kld_base_tokens(const inf_kld_base *b) { return b->tokens; }
 
+/* Whether a writer can have made `row` (of a vocabulary of n_vocab): its two floats finite, the
+ * scale in [0, 16 / 65535], and the log-probability of the most likely token, scale * 65535 +
+ * lp_min (it is stored as 65535, or every word is 0 when the scale is 0), in [-ln n_vocab, 0];
+ * each with a little slack for float rounding. Any other row would turn into NaN or nonsense
+ * scores. */
+static bool row_is_possible(const uint16_t *row, int32_t n_vocab)
+{
+    const float slack = 1e-3f;
+    float header[2];
+    memcpy(header, row, sizeof header);
+    const float scale = header[0], top = scale * 65535.0f + header[1];
+    return isfinite(scale) && isfinite(header[1]) && scale >= 0 &&
+           scale <= LOGPROB_RANGE / 65535.0f * (1 + slack) && top <= slack &&
+           top >= -logf((float)n_vocab) - slack;
+}
+
 inf_status inf_kld_base_read_chunk(inf_kld_base *b, int32_t chunk, uint16_t *rows, char *err,
                                    size_t err_size)
 {
@@ -275,9 +321,23 @@ inf_status inf_kld_base_read_chunk(inf_kld_base *b, int32_t chunk, uint16_t *row
     if (fseeko(b->file, (off_t)offset, SEEK_SET) != 0 ||
         fread(rows, 1, b->chunk_bytes, b->file) != b->chunk_bytes) {
         inf_eval_set_error(err, err_size, "%s: cannot read chunk %d at byte %llu: %s", b->path,
-                           chunk, (unsigned long long)offset,
+                           chunk + 1, (unsigned long long)offset,
                            ferror(b->file) ? strerror(errno) : "unexpected end of file");
         return INF_ERR_IO;
+    }
+    const size_t row_words = inf_logprob_row_words(b->n_vocab);
+    for (int64_t r = 0; r < rows_per_chunk(b->n_ctx); r++) {
+        const uint16_t *row = rows + (size_t)r * row_words;
+        if (row_is_possible(row, b->n_vocab))
+            continue;
+        float header[2];
+        memcpy(header, row, sizeof header);
+        inf_eval_set_error(err, err_size, "%s: chunk %d: corrupt row %lld at byte %llu (scale %g, "
+                           "lp_min %g: not finite, or no log-probabilities a model can give)",
+                           b->path, chunk + 1, (long long)r,
+                           (unsigned long long)(offset + (uint64_t)r * row_words * 2), header[0],
+                           header[1]);
+        return INF_ERR_INVALID;
     }
     return INF_OK;
 }

@@ -23,6 +23,10 @@ static inf_estimate mean_and_error(double sum, double sum2, int64_t count)
     return e;
 }
 
+/* Square root of a variance computed as a difference, which rounding can leave slightly below
+ * 0 when the two models agree (the uncertainty is then 0, not NaN). */
+static double sqrt_variance(double variance) { return variance > 0 ? sqrt(variance) : 0.0; }
+
 /* Covariance of the means of two series (0 below ten values). */
 static double covariance(double sum_a, double sum_b, double sum_ab, int64_t count)
 {
@@ -49,15 +53,15 @@ inf_kld_summary inf_kld_estimates(const inf_kld_stats *s)
     r.log_ppl_correlation = cov / (log_ppl.error * log_ppl_base.error);
 
     r.log_ppl_ratio.value = log_ppl.value - log_ppl_base.value;
-    r.log_ppl_ratio.error = sqrt(log_ppl.error * log_ppl.error +
-                                 log_ppl_base.error * log_ppl_base.error - 2.0 * cov);
+    r.log_ppl_ratio.error = sqrt_variance(log_ppl.error * log_ppl.error +
+                                          log_ppl_base.error * log_ppl_base.error - 2.0 * cov);
     r.ppl_ratio.value = exp(r.log_ppl_ratio.value);
     r.ppl_ratio.error = r.ppl_ratio.value * r.log_ppl_ratio.error;
 
     double ppl_cov = r.ppl.value * r.ppl_base.value * cov;
     r.ppl_diff.value = r.ppl.value - r.ppl_base.value;
-    r.ppl_diff.error = sqrt(r.ppl.error * r.ppl.error + r.ppl_base.error * r.ppl_base.error -
-                            2.0 * ppl_cov);
+    r.ppl_diff.error = sqrt_variance(r.ppl.error * r.ppl.error +
+                                     r.ppl_base.error * r.ppl_base.error - 2.0 * ppl_cov);
 
     r.kld = mean_and_error(s->sum_kld, s->sum_kld2, s->count);
     r.p_diff = mean_and_error(s->sum_p_diff, s->sum_p_diff2, s->count);

@@ -7,12 +7,8 @@
 #include <string.h>
 
 #include <ggtk/inf_eval.h>
+#include "kld_file.h"
 #include "logits_math.h"
-
-/* Log-probabilities further than this below the most likely token are not stored exactly. */
-#define LOGPROB_RANGE 16.0f
-
-size_t inf_logprob_row_words(int32_t n_vocab) { return 2 * (((size_t)n_vocab + 1) / 2) + 4; }
 
 /* Round to the nearest integer, ties to even, for 0 <= x < 2^22: adding 1.5 * 2^23 makes the FPU
  * round away the fraction; the integer is then in the low mantissa bits. */

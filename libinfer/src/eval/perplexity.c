@@ -4,11 +4,13 @@
  * position order, so results do not depend on the thread count. */
 #include <math.h>
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "eval_internal.h"
+#include "model/model_scan.h"
 #include <ggtk/inf_eval.h>
 
 struct inf_perplexity {
@@ -184,7 +186,9 @@ const inf_kld_stats *inf_perplexity_kld_stats(const inf_perplexity *run)
     return run->base ? &run->kld : NULL;
 }
 
-/* Score the chunk's positions: plain, writing base rows, or comparing with base rows. */
+/* Score the chunk's positions into run->nll (comparing: also into run->kld_slots and the
+ * chunk's KLD and dp values): plain, writing base rows, or comparing with base rows. The run's
+ * sums are left alone until the scores are known to be finite (add_chunk). */
 static void score_chunk(inf_perplexity *run, const float *logits, const inf_token *chunk,
                         int32_t index)
 {
@@ -201,6 +205,7 @@ static void score_chunk(inf_perplexity *run, const float *logits, const inf_toke
             memset(slot, 0, sizeof *slot);
             kld_out[r] = (float)inf_kld_token(row_logits, n_vocab, run->rows + r * row_words, next,
                                               slot, &p_diff_out[r]);
+            run->nll[r] = slot->sum_nll;
         } else if (run->writer) {
             run->nll[r] = inf_logprob_row_encode(row_logits, n_vocab, next,
                                                  run->rows + r * row_words);
@@ -208,14 +213,54 @@ static void score_chunk(inf_perplexity *run, const float *logits, const inf_toke
             run->nll[r] = inf_token_nll(row_logits, n_vocab, next);
         }
     }
-    if (run->base) {
-        for (int32_t r = 0; r < run->n_scored; r++) {
+}
+
+/* Add the chunk's scores to the run's sums, in position order. */
+static void add_chunk(inf_perplexity *run)
+{
+    for (int32_t r = 0; r < run->n_scored; r++) {
+        if (run->base)
             inf_kld_stats_merge(&run->kld, &run->kld_slots[r]);
-            run->nll[r] = run->kld_slots[r].sum_nll;
-        }
-    }
-    for (int32_t r = 0; r < run->n_scored; r++)
         inf_ppl_stats_add(&run->stats, run->nll[r]);
+    }
+}
+
+/* Why a NaN or an infinity came out, from a scan of the weights (only now: it reads them all). */
+static void explain_nonfinite(const inf_perplexity *run, char *why, size_t why_size)
+{
+    const char *tensor;
+    int64_t row;
+    if (!model_find_nonfinite_weight(inf_session_model(run->session), &tensor, &row))
+        snprintf(why, why_size, "the weights could not be checked (out of memory)");
+    else if (tensor)
+        snprintf(why, why_size, "tensor %s holds a NaN or infinity (row %lld)", tensor,
+                 (long long)row);
+    else
+        snprintf(why, why_size, "every weight is finite, so the activations overflowed");
+}
+
+/* Refuse a chunk with a non-finite score or KL-divergence: a NaN would otherwise poison every
+ * estimate after it (llama-perplexity prints "nan" and exits 0). Names the first such position
+ * and, when a weight explains it, the tensor. */
+static inf_status check_finite(const inf_perplexity *run, int32_t index, char *err,
+                               size_t err_size)
+{
+    const float *kld = run->base ? run->kld_values + (size_t)index * run->n_scored : NULL;
+    for (int32_t r = 0; r < run->n_scored; r++) {
+        const bool bad_nll = !isfinite(run->nll[r]);
+        if (!bad_nll && (!kld || isfinite(kld[r])))
+            continue;
+        char why[256];
+        explain_nonfinite(run, why, sizeof why);
+        const double value = bad_nll ? run->nll[r] : (double)kld[r];
+        inf_eval_set_error(err, err_size, "chunk %d: non-finite %s (%s) at position %d of %d; %s",
+                           index + 1, bad_nll ? "log-probability" : "KL-divergence",
+                           isnan(value) ? "nan" : value > 0 ? "inf" : "-inf", run->first + r + 1,
+                           run->n_ctx, why);
+        /* GGTK_ERR_NONFINITE once libinfer reports ggtk_status. */
+        return INF_ERR_INVALID;
+    }
+    return INF_OK;
 }
 
 inf_status inf_perplexity_next(inf_perplexity *run, inf_chunk_result *result, char *err,
@@ -247,6 +292,10 @@ inf_status inf_perplexity_next(inf_perplexity *run, inf_chunk_result *result, ch
     const float *logits = inf_session_logits(run->session, NULL);
     const inf_kld_stats kld_before = run->kld;
     score_chunk(run, logits, chunk, index);
+    status = check_finite(run, index, err, err_size);
+    if (status != INF_OK)
+        return status;
+    add_chunk(run);
     if (run->writer) {
         status = inf_kld_base_writer_write(run->writer, run->rows, (size_t)run->n_scored, err,
                                            err_size);

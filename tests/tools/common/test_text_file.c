@@ -1,4 +1,4 @@
-/* test_text_file.c - text_file_read(): plain, gzip and zip texts, and a clear error for every
+/* test_text_file.c - text_file_read() and text_file_decode(): plain, gzip and zip texts, and a clear error for every
  * broken archive. Archives are made by Python's gzip/zipfile modules (an independent writer). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +25,10 @@ static int make_zip(const char *path, const char *how)
     return test_run(NULL,
                     "python3 -c \"import sys,zipfile,io\n"
                     "how=sys.argv[2]; data=open(sys.argv[3],'rb').read()\n"
-                    "method={'stored':zipfile.ZIP_STORED,'bzip2':zipfile.ZIP_BZIP2}.get(how,zipfile.ZIP_DEFLATED)\n"
+                    "method={'stored':zipfile.ZIP_STORED,'bzip2':zipfile.ZIP_BZIP2,'evil':zipfile.ZIP_STORED,\n"
+                    "        'evil_bzip2':zipfile.ZIP_BZIP2}.get(how,zipfile.ZIP_DEFLATED)\n"
+                    "name={'dir':'folder/sample.txt'}.get(how,'sample.txt')\n"
+                    "if how.startswith('evil'): name='a'+chr(10)+'b'+chr(27)+'[2J.txt'\n"
                     "if how=='stream':\n"
                     "    class W(io.RawIOBase):\n"
                     "        def __init__(s,f): s.f=f\n"
@@ -35,7 +38,7 @@ static int make_zip(const char *path, const char *how)
                     "else:\n"
                     "    z=zipfile.ZipFile(sys.argv[1],'w',method)\n"
                     "if how=='dir': z.writestr('folder/','')\n"
-                    "z.writestr('folder/sample.txt' if how=='dir' else 'sample.txt',data)\n"
+                    "z.writestr(name,data)\n"
                     "z.close()\" '%s' %s '%s'",
                     path, how, test_tmpfile("sample.txt"));
 }
@@ -115,6 +118,47 @@ TEST(test_text_zip_skips_directory_entries)
     CHECK(make_zip(path, "dir") == 0);
     CHECK(read_equals_sample(path, member));
     CHECK(strcmp(member, "folder/sample.txt") == 0);
+}
+
+TEST(test_text_zip_entry_names_lose_control_bytes)
+{
+    /* Found by fuzz_text_file: a newline in an entry name split the one-line message. */
+    write_sample();
+    char path[512], member[64] = "";
+    snprintf(path, sizeof path, "%s", test_tmpfile("evil.zip"));
+    CHECK(make_zip(path, "evil") == 0);
+    CHECK(read_equals_sample(path, member));
+    CHECK_MSG(strcmp(member, "a?b?[2J.txt") == 0, "member '%s'", member);
+    snprintf(path, sizeof path, "%s", test_tmpfile("evil_bzip2.zip"));
+    CHECK(make_zip(path, "evil_bzip2") == 0);
+    CHECK(read_fails_with(path, "zip entry 'a?b?[2J.txt' uses compression method 12"));
+}
+
+TEST(test_text_decode_from_memory_equals_reading_the_file)
+{
+    write_sample();
+    char path[512];
+    snprintf(path, sizeof path, "%s", test_tmpfile("memory.zip"));
+    CHECK(make_zip(path, "deflate") == 0);
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL);
+    unsigned char data[4096];
+    size_t size = fread(data, 1, sizeof data, f);
+    fclose(f);
+    char *text = NULL, member[64] = "";
+    size_t len = 0;
+    ggtk_error err = {0};
+    CHECK_MSG(text_file_decode(data, size, "memory", &text, &len, member, sizeof member, &err) ==
+              GGTK_OK, "%s", err.message);
+    CHECK(len == strlen(SAMPLE) && memcmp(text, SAMPLE, len) == 0 && text[len] == '\0');
+    CHECK(strcmp(member, "sample.txt") == 0);
+    free(text);
+    CHECK(text_file_decode(data, 40, "memory", &text, &len, NULL, 0, &err) != GGTK_OK);
+    CHECK_MSG(text == NULL && len == 0 && strncmp(err.message, "memory: ", 8) == 0, "%s",
+              err.message);
+    CHECK(text_file_decode("plain", 5, "memory", &text, &len, NULL, 0, &err) == GGTK_OK);
+    CHECK(len == 5 && strcmp(text, "plain") == 0);
+    free(text);
 }
 
 TEST(test_text_refuses_empty_missing_and_broken_files)

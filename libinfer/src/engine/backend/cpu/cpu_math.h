@@ -14,7 +14,8 @@ static inline float cpu_expf(float x)
     const float ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
     const float round_magic = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
     float clamped = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
-    float n = (clamped * log2e + round_magic) - round_magic;
+    float shifted = clamped * log2e + round_magic;
+    float n = shifted - round_magic;
     float r = clamped - n * ln2_hi - n * ln2_lo;
     float p = 1.9875691500e-4f;
     p = p * r + 1.3981999507e-3f;
@@ -23,7 +24,11 @@ static inline float cpu_expf(float x)
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    int32_t bits = ((int32_t)n + 127) << 23;
+    /* n as an integer from the low mantissa bits of `shifted`, not by converting n: a NaN x
+     * would make that conversion (and the shift) undefined; p is NaN then, and so is e^x. */
+    int32_t shifted_bits;
+    memcpy(&shifted_bits, &shifted, sizeof shifted_bits);
+    uint32_t bits = (uint32_t)((shifted_bits & 0x007fffff) - 0x00400000 + 127) << 23;
     float scale;
     memcpy(&scale, &bits, sizeof scale);
     return x < -87.0f ? 0.0f : p * scale;
