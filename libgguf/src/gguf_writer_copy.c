@@ -6,11 +6,11 @@
 
 #include <string.h>
 
-ggtk_writer *ggtk_writer_from_file(const ggtk_file *source)
+ggtk_writer *ggtk_writer_new_from_file(const ggtk_file *source)
 {
     if (!source)
         return NULL;
-    ggtk_writer *writer = ggtk_writer_create();
+    ggtk_writer *writer = ggtk_writer_new();
     if (!writer)
         return NULL;
     writer->version = ggtk_version(source);

@@ -65,7 +65,7 @@ TEST(test_writer_round_trips_every_value_type)
     ggtk_value values[N_VALUES];
     const char *keys[N_VALUES];
     sample_values(values, keys);
-    ggtk_writer *w = ggtk_writer_create();
+    ggtk_writer *w = ggtk_writer_new();
     for (int i = 0; i < N_VALUES; i++)
         CHECK_MSG(ggtk_writer_set(w, keys[i], &values[i]) == GGTK_OK, "setting %s", keys[i]);
     const char *path = test_tmpfile("values.gguf");
@@ -86,7 +86,7 @@ TEST(test_writer_round_trips_every_value_type)
 
 TEST(test_writer_set_replaces_in_place_and_copies_deeply)
 {
-    ggtk_writer *w = ggtk_writer_create();
+    ggtk_writer *w = ggtk_writer_new();
     char text[] = "first";
     const char *list[] = {text, "second"};
     CHECK(ggtk_writer_set_string(w, "a", text) == GGTK_OK);
@@ -117,7 +117,7 @@ TEST(test_writer_set_replaces_in_place_and_copies_deeply)
 
 TEST(test_writer_round_trips_every_tensor_type)
 {
-    ggtk_writer *w = ggtk_writer_create();
+    ggtk_writer *w = ggtk_writer_new();
     CHECK(ggtk_writer_set_u32(w, "general.alignment", 64) == GGTK_OK);
     int n = 0;
     for (int t = 0; t < GGTK_TENSOR_TYPE_COUNT; t++) {

@@ -5,6 +5,11 @@
  * The writer builds a header in memory and streams tensor data to a temporary file that is
  * renamed into place only when everything was written.
  *
+ * Lifecycle verbs, the same for every kind of object: a file you read is ggtk_open*() and
+ * ggtk_close(); an object you build is *_new*() and *_free() (ggtk_writer_new(),
+ * ggtk_writer_new_from_file(), ggtk_writer_free()); results a call fills into a caller's struct
+ * are released with *_free() (ggtk_diff_free()). Every release function accepts NULL.
+ *
  * Thread-safety: a ggtk_file is immutable after ggtk_open*() returns and may be read from many
  * threads at once. A ggtk_writer must be used from one thread at a time.
  */
@@ -264,12 +269,12 @@ GGTK_API uint64_t ggtk_tensor_elements(const ggtk_tensor_info *tensor);
 typedef struct ggtk_writer ggtk_writer;
 
 /* A new, empty writer (version 3, default alignment). NULL only when out of memory. */
-GGTK_API ggtk_writer *ggtk_writer_create(void);
+GGTK_API ggtk_writer *ggtk_writer_new(void);
 
 /* A writer holding a deep copy of `source`'s version, metadata (in order) and tensor infos (in
  * order, same types and shapes), ready to edit. With ggtk_writer_write_from() this is the
  * copy-with-edits API. NULL only when out of memory. */
-GGTK_API ggtk_writer *ggtk_writer_from_file(const ggtk_file *source);
+GGTK_API ggtk_writer *ggtk_writer_new_from_file(const ggtk_file *source);
 
 /* Free a writer; if a file was begun and not finished, the temporary file is removed. NULL ok. */
 GGTK_API void ggtk_writer_free(ggtk_writer *writer);
