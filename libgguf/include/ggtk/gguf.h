@@ -116,6 +116,10 @@ typedef struct ggtk_tensor_type_info {
 /* The row for `type`, or NULL when the code is unknown or retired. Static storage. */
 GGTK_API const ggtk_tensor_type_info *ggtk_tensor_type_info_get(ggtk_tensor_type type);
 
+/* The canonical name of `type` ("q4_0"), or "unknown" for a code that is unknown or retired.
+ * Static storage, never NULL. */
+GGTK_API const char *ggtk_tensor_type_name(ggtk_tensor_type type);
+
 /* The type whose name equals `name` ignoring case ("Q8_0", "q8_0"), or -1 when none does. */
 GGTK_API int ggtk_tensor_type_from_name(const char *name);
 
@@ -283,14 +287,22 @@ GGTK_API void ggtk_writer_free(ggtk_writer *writer);
  * including strings and nested arrays, is deep-copied. Setting general.alignment also sets the
  * alignment used for the data section (must be a non-zero power of two, stored as UINT32). */
 GGTK_API ggtk_status ggtk_writer_set(ggtk_writer *writer, const char *key, const ggtk_value *value);
-/* Convenience setters built on ggtk_writer_set(). */
+/* Typed setters built on ggtk_writer_set(), one per value type; same results. */
+GGTK_API ggtk_status ggtk_writer_set_u8(ggtk_writer *writer, const char *key, uint8_t value);
+GGTK_API ggtk_status ggtk_writer_set_i8(ggtk_writer *writer, const char *key, int8_t value);
+GGTK_API ggtk_status ggtk_writer_set_u16(ggtk_writer *writer, const char *key, uint16_t value);
+GGTK_API ggtk_status ggtk_writer_set_i16(ggtk_writer *writer, const char *key, int16_t value);
 GGTK_API ggtk_status ggtk_writer_set_u32(ggtk_writer *writer, const char *key, uint32_t value);
 GGTK_API ggtk_status ggtk_writer_set_i32(ggtk_writer *writer, const char *key, int32_t value);
 GGTK_API ggtk_status ggtk_writer_set_u64(ggtk_writer *writer, const char *key, uint64_t value);
+GGTK_API ggtk_status ggtk_writer_set_i64(ggtk_writer *writer, const char *key, int64_t value);
 GGTK_API ggtk_status ggtk_writer_set_f32(ggtk_writer *writer, const char *key, float value);
+GGTK_API ggtk_status ggtk_writer_set_f64(ggtk_writer *writer, const char *key, double value);
 GGTK_API ggtk_status ggtk_writer_set_bool(ggtk_writer *writer, const char *key, bool value);
+/* A string value: the bytes of `value` up to its NUL. */
 GGTK_API ggtk_status ggtk_writer_set_string(ggtk_writer *writer, const char *key, const char *value);
-/* An array of `count` fixed-size elements copied from the packed array `data`. */
+/* An array of `count` fixed-size elements (any type but STRING and ARRAY: GGTK_ERR_USAGE) copied
+ * from the packed array `data` (bool as one byte 0/1). Nested arrays go through ggtk_writer_set(). */
 GGTK_API ggtk_status ggtk_writer_set_array(ggtk_writer *writer, const char *key, ggtk_value_type elem_type,
                                   uint64_t count, const void *data);
 /* An array of `count` NUL-terminated strings. */
