@@ -169,6 +169,37 @@ typedef struct ggtk_value {
 } ggtk_value;
 
 /* ---------------------------------------------------------------------------------------------
+ * Text from a file, made safe to print
+ *
+ * Keys, tensor names and strings come from the file and may hold any bytes. Both functions below
+ * write printable UTF-8 only: a backslash becomes \\, newline, carriage return and tab become
+ * \n, \r and \t, and every other C0 control, DEL, a C1 control (U+0080..U+009F) and each byte
+ * that is not part of valid UTF-8 become \xNN (two lower-case hex digits); valid printable UTF-8
+ * passes through unchanged. The escaping is one-to-one, so escaped names compare like the names.
+ * Both follow snprintf(): they write at most `size` bytes including a NUL (nothing when size is
+ * 0, buf may then be NULL) and return the length the whole text has, so a result >= size means
+ * the text was cut; a cut falls between escapes and characters, never inside one.
+ * ------------------------------------------------------------------------------------------- */
+
+/* `len` bytes at `text` escaped as above into `buf`. */
+GGTK_API size_t ggtk_escape(const char *text, size_t len, char *buf, size_t size);
+
+/* ggtk_value_format() shows this many array elements and string bytes in a short preview. */
+#define GGTK_FORMAT_PREVIEW_ELEMENTS 6
+#define GGTK_FORMAT_PREVIEW_BYTES 60
+/* A limit that shows everything. */
+#define GGTK_FORMAT_ALL UINT64_MAX
+
+/* `value` as one line of text into `buf`: integers in decimal, floats in the fewest digits that
+ * read back to the same value ("nan", "inf", "-inf" for non-finite ones), bools as true/false,
+ * strings between double quotes with '"' escaped too, arrays as "[a, b, ...]". An array shows its
+ * first `max_elements` elements, then "... (N elements)"; a string shows its first
+ * `max_string_bytes` bytes (cut before a character), then "... (N bytes)" after the quote. Both
+ * limits apply at every level of nested arrays; GGTK_FORMAT_ALL shows everything. */
+GGTK_API size_t ggtk_value_format(const ggtk_value *value, char *buf, size_t size,
+                                  uint64_t max_elements, uint64_t max_string_bytes);
+
+/* ---------------------------------------------------------------------------------------------
  * Reading
  * ------------------------------------------------------------------------------------------- */
 
