@@ -6,12 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Names quoted in messages are cut to this many bytes once escaped. */
+enum { NAME_SHOWN = 128 };
+
 static ggtk_status fail_key(const ggtk_file *file, const char *key, ggtk_error *err,
                             const char *expected)
 {
+    char shown[NAME_SHOWN];
     return ggtk_fail(err, GGTK_ERR_INVALID, ggtk_path(file),
-                     ggtk_kv_offset(file, ggtk_find_key(file, key)), "%s: expected %s", key,
-                     expected);
+                     ggtk_kv_offset(file, ggtk_find_key(file, key)), "%s: expected %s",
+                     ggtk_escape_cut(shown, sizeof shown, key), expected);
 }
 
 static ggtk_status check_general_keys(const ggtk_file *file, ggtk_error *err)
@@ -132,10 +136,11 @@ static ggtk_status check_tensor_values(const ggtk_file *file, ggtk_error *err)
             continue;
         const ggtk_tensor_info *t = ggtk_tensor(file, i);
         uint64_t width = ggtk_tensor_type_info_get(t->type)->block_bytes;
+        char shown[NAME_SHOWN];
         status = ggtk_fail(err, GGTK_ERR_INVALID, ggtk_path(file),
                            ggtk_data_offset(file) + t->offset + (uint64_t)bad[i] * width,
-                           "tensor '%s': element %lld is NaN or infinite", t->name,
-                           (long long)bad[i]);
+                           "tensor '%s': element %lld is NaN or infinite",
+                           ggtk_escape_cut(shown, sizeof shown, t->name), (long long)bad[i]);
     }
     free(bad);
     return status;

@@ -1,9 +1,10 @@
-/* gguf_hash.c - XXH64 content hashes of tensor data, computed in parallel, and the whole-model
- * hash derived from them. */
+/* gguf_hash.c - XXH64 content hashes of tensor data, computed in parallel, the whole-model hash
+ * derived from them, and hashes of metadata pairs in their on-disk form. */
 #include "gguf_internal.h"
 #include <ggtk/gguf_util.h>
 
 #include <stdlib.h>
+#include <string.h>
 /* The state is kept on the stack, which needs the structure definition. */
 #define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
@@ -86,4 +87,54 @@ uint64_t ggtk_hash_combine(const uint64_t *hashes, int64_t n)
         XXH64_update(&state, canonical.digest, sizeof canonical.digest);
     }
     return XXH64_digest(&state);
+}
+
+/* The pieces of a pair's on-disk form (the host is little-endian, like the file). */
+static void hash_u32(XXH64_state_t *state, uint32_t value) { XXH64_update(state, &value, 4); }
+static void hash_u64(XXH64_state_t *state, uint64_t value) { XXH64_update(state, &value, 8); }
+
+static void hash_string(XXH64_state_t *state, const char *data, uint64_t len)
+{
+    hash_u64(state, len);
+    XXH64_update(state, data, (size_t)len);
+}
+
+/* An array's element type, count and elements; fixed-size elements are packed as on disk. */
+static void hash_array(XXH64_state_t *state, const ggtk_array *arr)
+{
+    hash_u32(state, (uint32_t)arr->elem_type);
+    hash_u64(state, arr->count);
+    if (arr->elem_type == GGTK_VALUE_STRING) {
+        const ggtk_string *strings = arr->data;
+        for (uint64_t i = 0; i < arr->count; i++)
+            hash_string(state, strings[i].data, strings[i].len);
+    } else if (arr->elem_type == GGTK_VALUE_ARRAY) {
+        const ggtk_value *arrays = arr->data;
+        for (uint64_t i = 0; i < arr->count; i++)
+            hash_array(state, &arrays[i].v.arr);
+    } else if (arr->count > 0) {
+        XXH64_update(state, arr->data, (size_t)arr->count * ggtk_value_type_size(arr->elem_type));
+    }
+}
+
+ggtk_status ggtk_hash_kv(const ggtk_file *file, int64_t index, uint64_t *hash, ggtk_error *err)
+{
+    if (index < 0 || index >= ggtk_kv_count(file))
+        return ggtk_fail(err, GGTK_ERR_USAGE, ggtk_path(file), UINT64_MAX,
+                         "key index %lld out of range (%lld keys)", (long long)index,
+                         (long long)ggtk_kv_count(file));
+    const char *key = ggtk_kv_key(file, index);
+    const ggtk_value *value = ggtk_kv_value(file, index);
+    XXH64_state_t state;
+    XXH64_reset(&state, 0);
+    hash_string(&state, key, strlen(key));
+    hash_u32(&state, (uint32_t)value->type);
+    if (value->type == GGTK_VALUE_STRING)
+        hash_string(&state, value->v.str.data, value->v.str.len);
+    else if (value->type == GGTK_VALUE_ARRAY)
+        hash_array(&state, &value->v.arr);
+    else
+        XXH64_update(&state, &value->v, ggtk_value_type_size(value->type));
+    *hash = XXH64_digest(&state);
+    return GGTK_OK;
 }

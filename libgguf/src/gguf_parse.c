@@ -11,7 +11,7 @@
  * bytes left fails before anything is allocated for it, while an empty key or n_dims of 0 still
  * get their own, more precise message. */
 enum { MIN_KV_BYTES = 8 + 4 + 1, MIN_TENSOR_INFO_BYTES = 8 + 4 + 4 + 8 };
-/* Longest part of a hostile name quoted in a message. */
+/* Longest part of a hostile name quoted in a message, escaped, before "...". */
 enum { CONTEXT_NAME_MAX = 64 };
 
 ggtk_status ggtk_parser_fail(ggtk_parser *p, ggtk_status status, uint64_t offset,
@@ -29,29 +29,12 @@ ggtk_status ggtk_parser_fail(ggtk_parser *p, ggtk_status status, uint64_t offset
 
 void ggtk_describe(char *out, size_t capacity, const char *what, int64_t index, const char *name)
 {
-    int used = snprintf(out, capacity, "%s %lld", what, (long long)index);
-    if (!name || used < 0 || (size_t)used + 8 > capacity)
-        return;
-    /* Names are valid UTF-8 by now: cut a long one at a character boundary, and show control
-     * characters as '?' so the message stays one line. */
-    size_t len = strlen(name), shown = len;
-    if (shown > CONTEXT_NAME_MAX) {
-        shown = CONTEXT_NAME_MAX;
-        while (shown > 0 && ((unsigned char)name[shown] & 0xC0) == 0x80)
-            shown--;
-    }
-    char *cursor = out + used;
-    char *limit = out + capacity - 6; /* room for the quotes, "..." and the NUL */
-    *cursor++ = ' ';
-    *cursor++ = '\'';
-    for (size_t i = 0; i < shown && cursor < limit; i++) {
-        unsigned char c = (unsigned char)name[i];
-        *cursor++ = c < 0x20 || c == 0x7F ? '?' : (char)c;
-    }
-    if (shown < len)
-        cursor += sprintf(cursor, "...");
-    *cursor++ = '\'';
-    *cursor = '\0';
+    char shown[CONTEXT_NAME_MAX + 4];
+    if (name)
+        snprintf(out, capacity, "%s %lld '%s'", what, (long long)index,
+                 ggtk_escape_cut(shown, sizeof shown, name));
+    else
+        snprintf(out, capacity, "%s %lld", what, (long long)index);
 }
 
 void ggtk_parser_set_context(ggtk_parser *p, const char *what, int64_t index, const char *name)

@@ -139,8 +139,8 @@ uint64_t ggtk_parser_reserve(const ggtk_parser *parser, uint64_t count);
 /* Set the message prefix to "<what> <index>" or "<what> <index> '<name>'". */
 void ggtk_parser_set_context(ggtk_parser *parser, const char *what, int64_t index,
                              const char *name);
-/* Write "<what> <index>" or "<what> <index> '<name>'" into `out`, the name cut to a readable
- * length and its control characters shown as '?' so that a message stays one line. */
+/* Write "<what> <index>" or "<what> <index> '<name>'" into `out`, the name escaped
+ * (ggtk_escape()) and cut to a readable length so that a message stays one safe line. */
 void ggtk_describe(char *out, size_t capacity, const char *what, int64_t index, const char *name);
 /* ggtk_fail() with the parser's file name and context prefix. */
 ggtk_status ggtk_parser_fail(ggtk_parser *parser, ggtk_status status, uint64_t offset,

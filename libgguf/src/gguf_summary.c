@@ -74,9 +74,12 @@ static ggtk_status count_tensors(const ggtk_file *file, ggtk_summary *out, ggtk_
         if (__builtin_add_overflow(u->elements, elements, &u->elements) ||
             __builtin_add_overflow(u->bytes, t->size, &u->bytes) ||
             __builtin_add_overflow(out->parameters, elements, &out->parameters) ||
-            __builtin_add_overflow(out->tensor_bytes, t->size, &out->tensor_bytes))
+            __builtin_add_overflow(out->tensor_bytes, t->size, &out->tensor_bytes)) {
+            char shown[128];
             return ggtk_fail(err, GGTK_ERR_OVERFLOW, ggtk_path(file), t->info_offset,
-                             "tensor '%s': total element or byte count exceeds 64 bits", t->name);
+                             "tensor '%s': total element or byte count exceeds 64 bits",
+                             ggtk_escape_cut(shown, sizeof shown, t->name));
+        }
     }
     for (int type = 0; type < GGTK_TENSOR_TYPE_COUNT; type++) {
         if (by_type[type].tensors == 0)

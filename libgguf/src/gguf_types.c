@@ -35,6 +35,12 @@ const ggtk_tensor_type_info *ggtk_tensor_type_info_get(ggtk_tensor_type type)
     return &tensor_types[type];
 }
 
+const char *ggtk_tensor_type_name(ggtk_tensor_type type)
+{
+    const ggtk_tensor_type_info *info = ggtk_tensor_type_info_get(type);
+    return info ? info->name : "unknown";
+}
+
 int ggtk_tensor_type_from_name(const char *name)
 {
     for (int t = 0; t < GGTK_TENSOR_TYPE_COUNT; t++)

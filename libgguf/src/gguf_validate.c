@@ -7,39 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Index of the first byte that is not part of valid UTF-8 (overlong forms, surrogates and code
- * points past U+10FFFF are invalid), or `len` when all of it is valid. */
+/* Index of the first byte that is not part of valid UTF-8, or `len` when all of it is valid. */
 static uint64_t utf8_invalid_at(const unsigned char *s, uint64_t len)
 {
     uint64_t i = 0;
-    while (i < len) {
-        unsigned lead = s[i];
-        if (lead < 0x80) {
-            i++;
-            continue;
-        }
-        unsigned n;
-        uint32_t cp, min;
-        if ((lead & 0xE0) == 0xC0) {
-            n = 2, cp = lead & 0x1F, min = 0x80;
-        } else if ((lead & 0xF0) == 0xE0) {
-            n = 3, cp = lead & 0x0F, min = 0x800;
-        } else if ((lead & 0xF8) == 0xF0) {
-            n = 4, cp = lead & 0x07, min = 0x10000;
-        } else {
+    for (size_t seq; i < len; i += seq)
+        if ((seq = ggtk_utf8_sequence(s + i, (size_t)(len - i))) == 0)
             return i;
-        }
-        if (len - i < n)
-            return i;
-        for (unsigned k = 1; k < n; k++) {
-            if ((s[i + k] & 0xC0) != 0x80)
-                return i;
-            cp = cp << 6 | (s[i + k] & 0x3F);
-        }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-            return i;
-        i += n;
-    }
     return len;
 }
 

@@ -4,7 +4,7 @@
 
 #include <stdlib.h>
 
-ggtk_writer *ggtk_writer_create(void)
+ggtk_writer *ggtk_writer_new(void)
 {
     ggtk_writer *writer = calloc(1, sizeof *writer);
     if (!writer)

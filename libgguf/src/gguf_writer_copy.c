@@ -6,11 +6,11 @@
 
 #include <string.h>
 
-ggtk_writer *ggtk_writer_from_file(const ggtk_file *source)
+ggtk_writer *ggtk_writer_new_from_file(const ggtk_file *source)
 {
     if (!source)
         return NULL;
-    ggtk_writer *writer = ggtk_writer_create();
+    ggtk_writer *writer = ggtk_writer_new();
     if (!writer)
         return NULL;
     writer->version = ggtk_version(source);
@@ -34,15 +34,16 @@ static ggtk_status find_source_tensor(const ggtk_tensor_info *tensor, const char
                                       const ggtk_file *source, const ggtk_tensor_info **found,
                                       ggtk_error *err)
 {
+    char shown[128];
     int64_t index = ggtk_find_tensor(source, tensor->name);
     if (index < 0)
         return ggtk_fail(err, GGTK_ERR_NOT_FOUND, path, UINT64_MAX, "tensor '%s' is not in %s",
-                         tensor->name, ggtk_path(source));
+                         ggtk_escape_cut(shown, sizeof shown, tensor->name), ggtk_path(source));
     *found = ggtk_tensor(source, index);
     if ((*found)->type != tensor->type || memcmp((*found)->ne, tensor->ne, sizeof tensor->ne) != 0)
         return ggtk_fail(err, GGTK_ERR_INVALID, path, UINT64_MAX,
                          "tensor '%s' has another type or shape in %s than in the output",
-                         tensor->name, ggtk_path(source));
+                         ggtk_escape_cut(shown, sizeof shown, tensor->name), ggtk_path(source));
     if (!(*found)->data)
         return ggtk_fail(err, GGTK_ERR_USAGE, path, UINT64_MAX,
                          "%s was opened without its tensor data", ggtk_path(source));

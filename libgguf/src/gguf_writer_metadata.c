@@ -140,35 +140,25 @@ ggtk_status ggtk_writer_remove(ggtk_writer *writer, const char *key)
     return GGTK_OK;
 }
 
-ggtk_status ggtk_writer_set_u32(ggtk_writer *writer, const char *key, uint32_t value)
-{
-    ggtk_value v = {.type = GGTK_VALUE_UINT32, .v.u32 = value};
-    return ggtk_writer_set(writer, key, &v);
-}
+/* The typed scalar setters: each wraps its argument in a ggtk_value for ggtk_writer_set(). */
+#define SCALAR_SETTER(suffix, c_type, value_type, member)                                     \
+    ggtk_status ggtk_writer_set_##suffix(ggtk_writer *writer, const char *key, c_type value)  \
+    {                                                                                          \
+        ggtk_value v = {.type = value_type, .v.member = value};                                \
+        return ggtk_writer_set(writer, key, &v);                                               \
+    }
 
-ggtk_status ggtk_writer_set_i32(ggtk_writer *writer, const char *key, int32_t value)
-{
-    ggtk_value v = {.type = GGTK_VALUE_INT32, .v.i32 = value};
-    return ggtk_writer_set(writer, key, &v);
-}
-
-ggtk_status ggtk_writer_set_u64(ggtk_writer *writer, const char *key, uint64_t value)
-{
-    ggtk_value v = {.type = GGTK_VALUE_UINT64, .v.u64 = value};
-    return ggtk_writer_set(writer, key, &v);
-}
-
-ggtk_status ggtk_writer_set_f32(ggtk_writer *writer, const char *key, float value)
-{
-    ggtk_value v = {.type = GGTK_VALUE_FLOAT32, .v.f32 = value};
-    return ggtk_writer_set(writer, key, &v);
-}
-
-ggtk_status ggtk_writer_set_bool(ggtk_writer *writer, const char *key, bool value)
-{
-    ggtk_value v = {.type = GGTK_VALUE_BOOL, .v.b = value};
-    return ggtk_writer_set(writer, key, &v);
-}
+SCALAR_SETTER(u8, uint8_t, GGTK_VALUE_UINT8, u8)
+SCALAR_SETTER(i8, int8_t, GGTK_VALUE_INT8, i8)
+SCALAR_SETTER(u16, uint16_t, GGTK_VALUE_UINT16, u16)
+SCALAR_SETTER(i16, int16_t, GGTK_VALUE_INT16, i16)
+SCALAR_SETTER(u32, uint32_t, GGTK_VALUE_UINT32, u32)
+SCALAR_SETTER(i32, int32_t, GGTK_VALUE_INT32, i32)
+SCALAR_SETTER(u64, uint64_t, GGTK_VALUE_UINT64, u64)
+SCALAR_SETTER(i64, int64_t, GGTK_VALUE_INT64, i64)
+SCALAR_SETTER(f32, float, GGTK_VALUE_FLOAT32, f32)
+SCALAR_SETTER(f64, double, GGTK_VALUE_FLOAT64, f64)
+SCALAR_SETTER(bool, bool, GGTK_VALUE_BOOL, b)
 
 ggtk_status ggtk_writer_set_string(ggtk_writer *writer, const char *key, const char *value)
 {

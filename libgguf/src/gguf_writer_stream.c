@@ -201,8 +201,9 @@ ggtk_status ggtk_writer_finish(ggtk_writer *writer, ggtk_error *err)
     writer_stream *stream = &writer->stream;
     if (stream->tensor < writer->n_tensors) {
         const ggtk_tensor_info *tensor = &writer->tensors[stream->tensor];
-        return stream_fail(writer, err, GGTK_ERR_USAGE,
-                           "tensor '%s' got %llu of its %llu bytes", tensor->name,
+        char shown[128];
+        return stream_fail(writer, err, GGTK_ERR_USAGE, "tensor '%s' got %llu of its %llu bytes",
+                           ggtk_escape_cut(shown, sizeof shown, tensor->name),
                            (unsigned long long)stream->tensor_done,
                            (unsigned long long)tensor->size);
     }

@@ -1,8 +1,10 @@
 /* fuzz_reader.c - libFuzzer harness of the GGUF reader. Each input is opened from memory and
  * from a stream of unknown size (the pipe path); both must agree on accepting it, an accepted
  * file is walked completely (every value, every string's terminator, every tensor's first and
- * last data byte), and a rejected one must carry a message. Any disagreement aborts. */
+ * last data byte, every key and value formatted and hashed, which must print no control byte),
+ * and a rejected one must carry a message. Any disagreement aborts. */
 #include <ggtk/gguf.h>
+#include <ggtk/gguf_util.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +33,29 @@ static void walk_array(const ggtk_array *arr, int depth)
     }
 }
 
+/* Abort when `text` holds a byte that a terminal could obey. */
+static void check_printable(const char *text)
+{
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+        if (*p < 0x20 || *p == 0x7F)
+            abort();
+}
+
+/* Pair `i` escaped, formatted (a short preview) and hashed. */
+static void render_pair(const ggtk_file *f, int64_t i)
+{
+    char text[256];
+    const char *key = ggtk_kv_key(f, i);
+    sink += ggtk_escape(key, strlen(key), text, sizeof text);
+    check_printable(text);
+    sink += ggtk_value_format(ggtk_kv_value(f, i), text, sizeof text, 4, 32);
+    check_printable(text);
+    uint64_t hash;
+    if (ggtk_hash_kv(f, i, &hash, NULL) != GGTK_OK)
+        abort();
+    sink += hash;
+}
+
 static void walk_file(const ggtk_file *f)
 {
     for (int64_t i = 0; i < ggtk_kv_count(f); i++) {
@@ -46,6 +71,7 @@ static void walk_file(const ggtk_file *f)
             abort();
         if (v->type == GGTK_VALUE_ARRAY)
             walk_array(&v->v.arr, 0);
+        render_pair(f, i);
     }
     for (int64_t i = 0; i < ggtk_tensor_count(f); i++) {
         const ggtk_tensor_info *t = ggtk_tensor(f, i);

@@ -77,3 +77,22 @@ TEST(test_value_equal_recurses_into_nested_arrays_and_takes_empty_ones)
     inner_b[1].v.arr.elem_type = GGTK_VALUE_INT8; /* empty, but of another element type */
     CHECK(!ggtk_value_equal(&a, &b));
 }
+
+/* ggtk_check_contents() quotes keys from the file escaped: an OSC sequence in a key name does not
+ * reach the terminal that prints the message. */
+TEST(test_check_contents_escapes_the_key_it_names)
+{
+    ggtk_writer *w = ggtk_writer_new();
+    CHECK(w && ggtk_writer_set_string(w, "tokenizer.ggml.\x1b]0;pwned\x07_token_id", "x") == GGTK_OK);
+    const char *path = test_tmpfile("escaped-key.gguf");
+    ggtk_error err = {0};
+    CHECK(ggtk_writer_begin(w, path, &err) == GGTK_OK && ggtk_writer_finish(w, &err) == GGTK_OK);
+    ggtk_writer_free(w);
+    ggtk_file *f = ggtk_open(path, GGTK_OPEN_MMAP, &err);
+    CHECK_MSG(f, "%s", err.message);
+    CHECK(ggtk_check_contents(f, &err) == GGTK_ERR_INVALID);
+    ggtk_close(f);
+    CHECK_MSG(strstr(err.message, "tokenizer.ggml.\\x1b]0;pwned\\x07_token_id: expected a non-negative"),
+              "%s", err.message);
+    CHECK(!strchr(err.message, '\x1b') && !strchr(err.message, '\x07'));
+}

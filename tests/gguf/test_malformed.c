@@ -496,7 +496,19 @@ TEST(test_malformed_messages_stay_one_readable_line)
     ggtk_error err;
     CHECK(!ggtk_open_memory(b.data, b.len, "x.gguf", &err) && err.status == GGTK_ERR_TRUNCATED);
     CHECK_MSG(!strchr(err.message, '\n') && !strchr(err.message, '\t'), "%s", err.message);
-    CHECK_MSG(strstr(err.message, "tensor 0 'nnn??nnn") && strstr(err.message, "...': data"),
+    CHECK_MSG(strstr(err.message, "tensor 0 'nnn\\n\\tnnn") && strstr(err.message, "...': data"),
               "%s", err.message);
+    gb_free(&b);
+}
+
+/* A key that holds a terminal escape is quoted escaped: the message holds no raw control byte. */
+TEST(test_malformed_messages_escape_control_bytes_in_keys)
+{
+    ggtk_bytes b;
+    new_file(&b, 0, 2);
+    gb_kv_u32(&b, "\x1b[31mred\x7f", 1);
+    size_t at = gb_pos(&b);
+    gb_kv_u32(&b, "\x1b[31mred\x7f", 2);
+    CHECK(rejected(&b, GGTK_ERR_DUPLICATE, at, "kv 1 '\\x1b[31mred\\x7f': duplicate key"));
     gb_free(&b);
 }

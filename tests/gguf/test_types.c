@@ -2,6 +2,8 @@
 #include <ggtk/gguf.h>
 #include "test.h"
 
+#include <string.h>
+
 TEST(test_type_table_matches_ggml_block_geometry)
 {
     const ggtk_tensor_type_info *q4 = ggtk_tensor_type_info_get(GGTK_TENSOR_Q4_0);
@@ -33,4 +35,13 @@ TEST(test_type_bytes_checks_blocks_and_overflow)
     CHECK(ggtk_tensor_type_bytes(GGTK_TENSOR_Q4_0, 64, &bytes) && bytes == 36);
     CHECK(!ggtk_tensor_type_bytes(GGTK_TENSOR_Q4_0, 33, &bytes));
     CHECK(!ggtk_tensor_type_bytes(GGTK_TENSOR_F64, UINT64_MAX / 2, &bytes));
+}
+
+TEST(test_tensor_type_name_is_the_table_name_or_unknown)
+{
+    CHECK(strcmp(ggtk_tensor_type_name(GGTK_TENSOR_Q6_K), "q6_K") == 0);
+    CHECK(strcmp(ggtk_tensor_type_name(GGTK_TENSOR_BF16), "bf16") == 0);
+    CHECK(strcmp(ggtk_tensor_type_name((ggtk_tensor_type)4), "unknown") == 0);
+    CHECK(strcmp(ggtk_tensor_type_name(GGTK_TENSOR_TYPE_COUNT), "unknown") == 0);
+    CHECK(strcmp(ggtk_tensor_type_name((ggtk_tensor_type)-1), "unknown") == 0);
 }

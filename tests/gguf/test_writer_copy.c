@@ -23,7 +23,7 @@ TEST(test_writer_copy_without_edits_reproduces_the_model_bytes)
 {
     ggtk_file *source = open_model();
     CHECK(source);
-    ggtk_writer *w = ggtk_writer_from_file(source);
+    ggtk_writer *w = ggtk_writer_new_from_file(source);
     CHECK(w && ggtk_writer_file_size(w) == ggtk_file_size(source));
     const char *path = test_tmpfile("copy.gguf");
     ggtk_error err = {0};
@@ -37,7 +37,7 @@ TEST(test_writer_copy_with_edits_changes_only_the_metadata)
 {
     ggtk_file *source = open_model();
     CHECK(source);
-    ggtk_writer *w = ggtk_writer_from_file(source);
+    ggtk_writer *w = ggtk_writer_new_from_file(source);
     CHECK(w);
     CHECK(ggtk_writer_set_string(w, "general.name", "SmolLM2 edited by ggtk") == GGTK_OK);
     CHECK(ggtk_writer_set_u32(w, "ggtk.test.added", 12345) == GGTK_OK);
@@ -95,7 +95,7 @@ TEST(test_writer_copy_can_replace_its_own_source)
     ggtk_error err = {0};
     ggtk_file *source = ggtk_open(path, GGTK_OPEN_MMAP, &err);
     CHECK_MSG(source, "%s", err.message);
-    ggtk_writer *w = ggtk_writer_from_file(source);
+    ggtk_writer *w = ggtk_writer_new_from_file(source);
     CHECK(w && ggtk_writer_set_bool(w, "ggtk.edited", true) == GGTK_OK);
     CHECK_MSG(ggtk_writer_write_from(w, path, source, &err) == GGTK_OK, "%s", err.message);
     ggtk_close(source);
@@ -116,13 +116,13 @@ TEST(test_writer_copy_refuses_mismatched_sources_and_leaves_nothing)
     snprintf(path, sizeof path, "%s/out.gguf", dir);
     ggtk_error err = {0};
 
-    ggtk_writer *w = ggtk_writer_from_file(source);
+    ggtk_writer *w = ggtk_writer_new_from_file(source);
     CHECK(ggtk_writer_add_tensor(w, "extra", GGTK_TENSOR_F32, 1, (uint64_t[]){4}) == GGTK_OK);
     CHECK(ggtk_writer_write_from(w, path, source, &err) == GGTK_ERR_NOT_FOUND);
     CHECK_MSG(strstr(err.message, "'extra'"), "%s", err.message);
     ggtk_writer_free(w);
 
-    w = ggtk_writer_from_file(source);
+    w = ggtk_writer_new_from_file(source);
     const char *first = ggtk_tensor(source, 0)->name;
     CHECK(ggtk_writer_set_tensor_type(w, first, GGTK_TENSOR_F32) == GGTK_OK);
     CHECK(ggtk_writer_write_from(w, path, source, &err) == GGTK_ERR_INVALID);
@@ -130,7 +130,7 @@ TEST(test_writer_copy_refuses_mismatched_sources_and_leaves_nothing)
 
     ggtk_file *metadata_only = ggtk_open(test_model_path(), GGTK_OPEN_METADATA, &err);
     CHECK(metadata_only);
-    w = ggtk_writer_from_file(metadata_only);
+    w = ggtk_writer_new_from_file(metadata_only);
     CHECK(ggtk_writer_write_from(w, path, metadata_only, &err) == GGTK_ERR_USAGE);
     ggtk_writer_free(w);
     ggtk_close(metadata_only);

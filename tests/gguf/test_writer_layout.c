@@ -34,7 +34,7 @@ static void put_zeros_to(expected *e, size_t end)
 
 TEST(test_writer_header_matches_gguf_v3_layout)
 {
-    ggtk_writer *w = ggtk_writer_create();
+    ggtk_writer *w = ggtk_writer_new();
     CHECK(ggtk_writer_set_u32(w, "a", 7) == GGTK_OK);
     CHECK(ggtk_writer_add_tensor(w, "t0", GGTK_TENSOR_F32, 1, (uint64_t[]){3}) == GGTK_OK);
     CHECK(ggtk_writer_add_tensor(w, "t1", GGTK_TENSOR_Q8_0, 2, (uint64_t[]){32, 2}) == GGTK_OK);
@@ -87,7 +87,7 @@ TEST(test_writer_header_matches_gguf_v3_layout)
 
 TEST(test_writer_offsets_follow_alignment_changes)
 {
-    ggtk_writer *w = ggtk_writer_create();
+    ggtk_writer *w = ggtk_writer_new();
     CHECK(ggtk_writer_add_tensor(w, "a", GGTK_TENSOR_F16, 1, (uint64_t[]){5}) == GGTK_OK);
     CHECK(ggtk_writer_add_tensor(w, "b", GGTK_TENSOR_Q4_K, 2, (uint64_t[]){256, 3}) == GGTK_OK);
     CHECK(ggtk_writer_add_tensor(w, "c", GGTK_TENSOR_I8, 1, (uint64_t[]){1}) == GGTK_OK);
@@ -112,7 +112,7 @@ TEST(test_writer_offsets_follow_alignment_changes)
 
 TEST(test_writer_info_offsets_and_size_track_metadata)
 {
-    ggtk_writer *w = ggtk_writer_create();
+    ggtk_writer *w = ggtk_writer_new();
     CHECK(ggtk_writer_file_size(w) == 32); /* 24-byte header padded to 32 */
     CHECK(ggtk_writer_add_tensor(w, "x", GGTK_TENSOR_F32, 2, (uint64_t[]){2, 2}) == GGTK_OK);
     CHECK(ggtk_writer_tensor(w, 0)->info_offset == 24);
@@ -131,7 +131,7 @@ TEST(test_writer_info_offsets_and_size_track_metadata)
 
 TEST(test_writer_refuses_bad_tensors_and_keeps_its_table)
 {
-    ggtk_writer *w = ggtk_writer_create();
+    ggtk_writer *w = ggtk_writer_new();
     CHECK(ggtk_writer_add_tensor(w, "t", GGTK_TENSOR_Q4_0, 1, (uint64_t[]){32}) == GGTK_OK);
     uint64_t size = ggtk_writer_file_size(w);
     uint64_t ne[5] = {32, 1, 1, 1, 1};
@@ -170,7 +170,7 @@ TEST(test_writer_refuses_bad_tensors_and_keeps_its_table)
 
 TEST(test_writer_refuses_bad_alignment_values)
 {
-    ggtk_writer *w = ggtk_writer_create();
+    ggtk_writer *w = ggtk_writer_new();
     CHECK(ggtk_writer_add_tensor(w, "a", GGTK_TENSOR_I8, 1, (uint64_t[]){1}) == GGTK_OK);
     CHECK(ggtk_writer_add_tensor(w, "b", GGTK_TENSOR_I8, 1, (uint64_t[]){1}) == GGTK_OK);
     CHECK(ggtk_writer_set_u32(w, "general.alignment", 0) == GGTK_ERR_INVALID);
@@ -188,7 +188,7 @@ TEST(test_writer_refuses_bad_alignment_values)
 
 TEST(test_writer_refuses_malformed_values)
 {
-    ggtk_writer *w = ggtk_writer_create();
+    ggtk_writer *w = ggtk_writer_new();
     ggtk_value bad_type = {.type = (ggtk_value_type)13};
     CHECK(ggtk_writer_set(w, "k", &bad_type) == GGTK_ERR_INVALID);
     uint8_t flags[] = {1, 0, 2};
@@ -218,7 +218,7 @@ TEST(test_writer_refuses_malformed_values)
 /* A writer with a few keys and tensors of several types. */
 static ggtk_writer *sample_writer(void)
 {
-    ggtk_writer *w = ggtk_writer_create();
+    ggtk_writer *w = ggtk_writer_new();
     const char *tokens[] = {"<s>", "", "hello"};
     float scores[] = {0.5f, -1.0f, 2.0f};
     if (ggtk_writer_set_string(w, "general.architecture", "llama") != GGTK_OK ||

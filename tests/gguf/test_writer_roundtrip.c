@@ -65,7 +65,7 @@ TEST(test_writer_round_trips_every_value_type)
     ggtk_value values[N_VALUES];
     const char *keys[N_VALUES];
     sample_values(values, keys);
-    ggtk_writer *w = ggtk_writer_create();
+    ggtk_writer *w = ggtk_writer_new();
     for (int i = 0; i < N_VALUES; i++)
         CHECK_MSG(ggtk_writer_set(w, keys[i], &values[i]) == GGTK_OK, "setting %s", keys[i]);
     const char *path = test_tmpfile("values.gguf");
@@ -86,7 +86,7 @@ TEST(test_writer_round_trips_every_value_type)
 
 TEST(test_writer_set_replaces_in_place_and_copies_deeply)
 {
-    ggtk_writer *w = ggtk_writer_create();
+    ggtk_writer *w = ggtk_writer_new();
     char text[] = "first";
     const char *list[] = {text, "second"};
     CHECK(ggtk_writer_set_string(w, "a", text) == GGTK_OK);
@@ -117,7 +117,7 @@ TEST(test_writer_set_replaces_in_place_and_copies_deeply)
 
 TEST(test_writer_round_trips_every_tensor_type)
 {
-    ggtk_writer *w = ggtk_writer_create();
+    ggtk_writer *w = ggtk_writer_new();
     CHECK(ggtk_writer_set_u32(w, "general.alignment", 64) == GGTK_OK);
     int n = 0;
     for (int t = 0; t < GGTK_TENSOR_TYPE_COUNT; t++) {
@@ -148,6 +148,41 @@ TEST(test_writer_round_trips_every_tensor_type)
         support_fill(expected, (size_t)want->size, 77 + (unsigned)i);
         CHECK_MSG(memcmp(got->data, expected, (size_t)want->size) == 0, "data of %s", got->name);
         free(expected);
+    }
+    ggtk_close(f);
+    ggtk_writer_free(w);
+}
+
+/* Each typed setter stores the same pair as ggtk_writer_set() with the sample value of its type. */
+TEST(test_writer_typed_setters_store_every_scalar_type)
+{
+    ggtk_value values[N_VALUES];
+    const char *keys[N_VALUES];
+    sample_values(values, keys);
+    ggtk_writer *w = ggtk_writer_new();
+    CHECK(ggtk_writer_set_u8(w, "u8", values[0].v.u8) == GGTK_OK);
+    CHECK(ggtk_writer_set_i8(w, "i8", values[1].v.i8) == GGTK_OK);
+    CHECK(ggtk_writer_set_u16(w, "u16", values[2].v.u16) == GGTK_OK);
+    CHECK(ggtk_writer_set_i16(w, "i16", values[3].v.i16) == GGTK_OK);
+    CHECK(ggtk_writer_set_u32(w, "u32", values[4].v.u32) == GGTK_OK);
+    CHECK(ggtk_writer_set_i32(w, "i32", values[5].v.i32) == GGTK_OK);
+    CHECK(ggtk_writer_set_f32(w, "f32", values[6].v.f32) == GGTK_OK);
+    CHECK(ggtk_writer_set_bool(w, "bool", values[7].v.b) == GGTK_OK);
+    CHECK(ggtk_writer_set_string(w, "string", values[8].v.str.data) == GGTK_OK);
+    CHECK(ggtk_writer_set_u64(w, "u64", values[11].v.u64) == GGTK_OK);
+    CHECK(ggtk_writer_set_i64(w, "i64", values[12].v.i64) == GGTK_OK);
+    CHECK(ggtk_writer_set_f64(w, "f64", values[13].v.f64) == GGTK_OK);
+    const char *path = test_tmpfile("setters.gguf");
+    ggtk_error err = {0};
+    CHECK(ggtk_writer_begin(w, path, &err) == GGTK_OK && ggtk_writer_finish(w, &err) == GGTK_OK);
+    ggtk_file *f = ggtk_open(path, GGTK_OPEN_READ, &err);
+    CHECK_MSG(f, "%s", err.message);
+    CHECK(ggtk_kv_count(f) == 12);
+    for (int i = 0; i < 14; i++) {
+        if (i == 9 || i == 10) /* the other two strings */
+            continue;
+        const ggtk_value *got = ggtk_get(f, keys[i]);
+        CHECK_MSG(got && support_values_equal(got, &values[i]), "value of %s", keys[i]);
     }
     ggtk_close(f);
     ggtk_writer_free(w);

@@ -17,7 +17,7 @@
 /* Two tensors: 12 bytes of F32 and 68 bytes of Q8_0. */
 static ggtk_writer *two_tensor_writer(void)
 {
-    ggtk_writer *w = ggtk_writer_create();
+    ggtk_writer *w = ggtk_writer_new();
     ggtk_writer_set_string(w, "general.name", "stream test");
     ggtk_writer_add_tensor(w, "a", GGTK_TENSOR_F32, 1, (uint64_t[]){3});
     ggtk_writer_add_tensor(w, "b", GGTK_TENSOR_Q8_0, 2, (uint64_t[]){32, 2});
@@ -169,7 +169,7 @@ TEST(test_writer_io_error_removes_the_temp_file)
 {
     char path[512];
     const char *dir = dir_with_old_target("io_error", path);
-    ggtk_writer *w = ggtk_writer_create();
+    ggtk_writer *w = ggtk_writer_new();
     CHECK(ggtk_writer_add_tensor(w, "big", GGTK_TENSOR_F32, 1, (uint64_t[]){1 << 20}) == GGTK_OK);
     /* Files in this test process may not grow past 64 KiB: writes fail with EFBIG. */
     signal(SIGXFSZ, SIG_IGN);
@@ -210,7 +210,7 @@ TEST(test_writer_without_tensors_writes_a_padded_header)
     const char *dir = support_make_dir("no_tensors");
     char path[512];
     snprintf(path, sizeof path, "%s/meta.gguf", dir);
-    ggtk_writer *w = ggtk_writer_create();
+    ggtk_writer *w = ggtk_writer_new();
     CHECK(ggtk_writer_set_string(w, "general.name", "x") == GGTK_OK);
     ggtk_error err = {0};
     unsigned char byte = 0;

@@ -292,7 +292,7 @@ static ggtk_status stream_described_tensors(ggtk_writer *writer, json_t *tensors
 ggtk_status oracle_write_with_libgguf(json_t *doc, bool include_all, const char *path,
                                       size_t piece, ggtk_error *err)
 {
-    ggtk_writer *writer = ggtk_writer_create();
+    ggtk_writer *writer = ggtk_writer_new();
     if (!writer)
         return GGTK_ERR_NOMEM;
     ggtk_status status = GGTK_OK;

@@ -32,7 +32,7 @@ const char *edited_model(const char *source, const char *name, model_edit_fn edi
     ggtk_file *file = ggtk_open(source, GGTK_OPEN_MMAP, &err);
     if (!file)
         return NULL;
-    ggtk_writer *writer = ggtk_writer_from_file(file);
+    ggtk_writer *writer = ggtk_writer_new_from_file(file);
     bool ok = writer && edit(writer) && ggtk_writer_write_from(writer, path, file, &err) == GGTK_OK;
     if (!ok)
         fprintf(stderr, "    could not write %s\n", path);

@@ -86,7 +86,7 @@ static bool write_tensor(ggtk_writer *w, const fixture_tensor *t, unsigned index
 
 bool fixture_write(const char *path, const fixture_options *o)
 {
-    ggtk_writer *w = ggtk_writer_create();
+    ggtk_writer *w = ggtk_writer_new();
     bool ok = w && set_metadata(w, o);
     for (unsigned i = 0; ok && i < N_TENSORS; i++)
         if (!skipped(&tensors[i], o))

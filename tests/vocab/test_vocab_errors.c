@@ -82,7 +82,7 @@ TEST(test_vocab_refuses_unknown_models_pre_tokenizers_and_malformed_entries)
     w = bpe_writer();
     ggtk_writer_set_u32(w, "tokenizer.ggml.tokens", 5);
     expect_refusal(w, "tokens_type.gguf", (const char *const[]){"tokenizer.ggml.tokens", "array of string", NULL});
-    w = ggtk_writer_create();
+    w = ggtk_writer_new();
     ggtk_writer_set_string(w, "general.architecture", "llama");
     expect_refusal(w, "no_tokenizer.gguf", (const char *const[]){"tokenizer.ggml.model", "missing", NULL});
     static const char *const spm_tokens[] = {"<unk>", "<s>", "</s>", "<0x4G>"};

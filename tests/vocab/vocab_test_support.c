@@ -95,7 +95,7 @@ const char *vt_make_corpus(const char *name)
 ggtk_writer *vt_writer(const char *model, const char *const *tokens, size_t n_tokens,
                        const char *const *merges, size_t n_merges, const float *scores)
 {
-    ggtk_writer *w = ggtk_writer_create();
+    ggtk_writer *w = ggtk_writer_new();
     if (!w) {
         return NULL;
     }

@@ -1,5 +1,6 @@
 /* diff.c - gguf-inspect A B: print what differs (metadata keys, tensors, data hashes) as text
- * lines or as a JSON document; exit 0 when identical, 1 when anything differs. */
+ * lines (names escaped, one line per difference) or as a JSON document; exit 0 when identical,
+ * 1 when anything differs. */
 #include "inspect.h"
 
 #include <inttypes.h>
@@ -33,16 +34,11 @@ static void print_key(const ggtk_file *file, int64_t index, bool full)
     inspect_print_value(stdout, value, full);
 }
 
-static const char *type_name(const ggtk_tensor_info *t)
-{
-    return ggtk_tensor_type_info_get(t->type)->name;
-}
-
 static void print_tensor(const ggtk_file *file, int64_t index)
 {
     char shape[128];
     const ggtk_tensor_info *t = ggtk_tensor(file, index);
-    printf("%s %s", type_name(t),
+    printf("%s %s", ggtk_tensor_type_name(t->type),
            inspect_shape_label(t, shape, sizeof shape));
 }
 
@@ -51,29 +47,31 @@ static void print_entry_text(const inspect_options *opt, const ggtk_file *a, con
 {
     char shape_a[128], shape_b[128];
     printf("%-15s", kind_names[e->kind]);
+    if (e->name) {
+        inspect_print_escaped(stdout, e->name, 0);
+        printf("  ");
+    }
     switch (e->kind) {
     case GGTK_DIFF_VERSION: printf("%u -> %u", ggtk_version(a), ggtk_version(b)); break;
-    case GGTK_DIFF_KEY_REMOVED: printf("%s  ", e->name), print_key(a, e->index_a, opt->full); break;
-    case GGTK_DIFF_KEY_ADDED: printf("%s  ", e->name), print_key(b, e->index_b, opt->full); break;
+    case GGTK_DIFF_KEY_REMOVED: print_key(a, e->index_a, opt->full); break;
+    case GGTK_DIFF_KEY_ADDED: print_key(b, e->index_b, opt->full); break;
     case GGTK_DIFF_KEY_CHANGED:
-        printf("%s  ", e->name);
         print_key(a, e->index_a, opt->full);
         printf("  ->  ");
         print_key(b, e->index_b, opt->full);
         break;
-    case GGTK_DIFF_TENSOR_REMOVED: printf("%s  ", e->name), print_tensor(a, e->index_a); break;
-    case GGTK_DIFF_TENSOR_ADDED: printf("%s  ", e->name), print_tensor(b, e->index_b); break;
+    case GGTK_DIFF_TENSOR_REMOVED: print_tensor(a, e->index_a); break;
+    case GGTK_DIFF_TENSOR_ADDED: print_tensor(b, e->index_b); break;
     case GGTK_DIFF_TENSOR_TYPE:
-        printf("%s  %s -> %s", e->name, type_name(ggtk_tensor(a, e->index_a)),
-               type_name(ggtk_tensor(b, e->index_b)));
+        printf("%s -> %s", ggtk_tensor_type_name(ggtk_tensor(a, e->index_a)->type),
+               ggtk_tensor_type_name(ggtk_tensor(b, e->index_b)->type));
         break;
     case GGTK_DIFF_TENSOR_SHAPE:
-        printf("%s  %s -> %s", e->name,
-               inspect_shape_label(ggtk_tensor(a, e->index_a), shape_a, sizeof shape_a),
+        printf("%s -> %s", inspect_shape_label(ggtk_tensor(a, e->index_a), shape_a, sizeof shape_a),
                inspect_shape_label(ggtk_tensor(b, e->index_b), shape_b, sizeof shape_b));
         break;
     case GGTK_DIFF_TENSOR_DATA:
-        printf("%s  xxh64 %016" PRIx64 " -> %016" PRIx64, e->name, e->hash_a, e->hash_b);
+        printf("xxh64 %016" PRIx64 " -> %016" PRIx64, e->hash_a, e->hash_b);
         break;
     }
     putchar('\n');
@@ -83,7 +81,11 @@ static int64_t print_text(const inspect_options *opt, const ggtk_file *a, const 
                           const ggtk_diff *diff)
 {
     int64_t shown = 0;
-    printf("--- %s\n+++ %s\n", opt->files[0], opt->files[1]);
+    printf("--- ");
+    inspect_print_escaped(stdout, opt->files[0], 0);
+    printf("\n+++ ");
+    inspect_print_escaped(stdout, opt->files[1], 0);
+    putchar('\n');
     for (int64_t k = 0; k < diff->count; k++) {
         if (!entry_selected(opt, &diff->entries[k]))
             continue;
@@ -118,7 +120,7 @@ static json_t *side_json(const inspect_options *opt, const ggtk_file *file, int6
         return hash_json(hash);
     if (e->kind == GGTK_DIFF_TENSOR_SHAPE)
         return inspect_json_shape(t);
-    return json_string(type_name(t));
+    return json_string(ggtk_tensor_type_name(t->type));
 }
 
 /* {"kind", "name", "a", "b"}: "a"/"b" hold the values of a key, the types or shapes of a
@@ -147,7 +149,7 @@ static int64_t print_json(const inspect_options *opt, const ggtk_file *a, const 
     for (int64_t k = 0; list && k < diff->count; k++) {
         if (!entry_selected(opt, &diff->entries[k]))
             continue;
-        json_array_append_new(list, entry_json(opt, a, b, &diff->entries[k]));
+        inspect_json_append(&list, entry_json(opt, a, b, &diff->entries[k]));
         shown++;
     }
     json_t *root = json_pack("{s:o, s:o, s:b, s:I, s:o}", "a",

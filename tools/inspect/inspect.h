@@ -65,12 +65,20 @@ int inspect_print_json(const inspect_options *opt, const ggtk_file *file,
 json_t *inspect_json_string(const char *data, uint64_t len);
 json_t *inspect_json_value(const ggtk_value *value, bool full);
 json_t *inspect_json_shape(const ggtk_tensor_info *tensor);
+/* Append `item` to the array *list; when item is NULL or appending fails, release the array and
+ * set *list to NULL, so that a document missing an entry fails as a whole instead of silently. */
+void inspect_json_append(json_t **list, json_t *item);
 
-/* Length of the valid UTF-8 sequence starting at s (at most n bytes), or 0 when it is invalid
- * (overlong forms and surrogates included). */
-size_t inspect_utf8_sequence(const unsigned char *s, size_t n);
+/* Text output (text.c). Every key, tensor name or string from a file reaches the terminal
+ * through ggtk_escape(): no raw control byte, so a name cannot forge a line or a colour. */
 
-/* Text rendering of values (format_value.c). Unless `full`, arrays show their first elements and
+/* Print `text` escaped, padded with spaces to `width` columns (0: no padding). */
+void inspect_print_escaped(FILE *out, const char *text, int width);
+/* Columns `text` takes once escaped (capped at 4096, for table widths). */
+int inspect_escaped_width(const char *text);
+/* `text` escaped, in a new string; NULL when out of memory. */
+char *inspect_escape_dup(const char *text);
+/* A metadata value by ggtk_value_format(): unless `full`, arrays show their first elements and
  * then "... (N elements)", and long strings end in "... (N bytes)". */
 void inspect_print_value(FILE *out, const ggtk_value *value, bool full);
 /* "uint32", "string", "array[string,49152]" into buf. */

@@ -1,13 +1,34 @@
 /* print_json.c - the report as one JSON document (jansson): the same sections as the text report
- * under "header", "metadata", "tensors", "types" and "model". */
+ * under "header", "metadata", "tensors", "types" and "model". JSON has no NaN or infinity, so a
+ * non-finite float value is written as the string "nan", "inf" or "-inf"; nothing is dropped. */
 #include "inspect.h"
 
 #include <inttypes.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { PREVIEW_ELEMENTS = 6 }; /* array elements kept unless --full, as in the text report */
+enum { PREVIEW_ELEMENTS = GGTK_FORMAT_PREVIEW_ELEMENTS }; /* as in the text report */
+
+/* Length of the valid UTF-8 sequence starting at s (at most n bytes), or 0 when it is invalid
+ * (overlong forms and surrogates included). */
+static size_t utf8_sequence(const unsigned char *s, size_t n)
+{
+    if (s[0] < 0x80)
+        return 1;
+    size_t len = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 ? 2 : 0;
+    if (s[0] >= 0xF5 || len == 0 || len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    uint32_t cp = s[0] & (0x7F >> len);
+    for (size_t i = 1; i < len; i++)
+        cp = cp << 6 | (s[i] & 0x3F);
+    bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
+    return overlong || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF ? 0 : len;
+}
 
 /* JSON strings must be UTF-8; token strings in a vocabulary need not be, so invalid bytes are
  * replaced instead of failing the whole document. */
@@ -22,7 +43,7 @@ json_t *inspect_json_string(const char *data, uint64_t len)
     size_t out = 0;
     const unsigned char *s = (const unsigned char *)data;
     for (size_t i = 0; i < len;) {
-        size_t seq = inspect_utf8_sequence(s + i, (size_t)len - i);
+        size_t seq = utf8_sequence(s + i, (size_t)len - i);
         if (seq == 0) {
             memcpy(clean + out, "\xEF\xBF\xBD", 3);
             out += 3;
@@ -38,6 +59,14 @@ json_t *inspect_json_string(const char *data, uint64_t len)
     return result;
 }
 
+void inspect_json_append(json_t **list, json_t *item)
+{
+    if (!item || json_array_append_new(*list, item) != 0) {
+        json_decref(*list);
+        *list = NULL;
+    }
+}
+
 static json_t *u64_json(uint64_t value)
 {
     /* json_int_t is signed 64-bit: larger values go out as decimal strings, not rounded reals. */
@@ -47,6 +76,16 @@ static json_t *u64_json(uint64_t value)
         return json_string(text);
     }
     return json_integer((json_int_t)value);
+}
+
+/* jansson refuses non-finite reals (json_real() returns NULL), which would drop the key. */
+static json_t *real_json(double value)
+{
+    if (isnan(value))
+        return json_string("nan");
+    if (isinf(value))
+        return json_string(value > 0 ? "inf" : "-inf");
+    return json_real(value);
 }
 
 static json_t *cstring_json(const char *text) { return inspect_json_string(text, strlen(text)); }
@@ -68,7 +107,7 @@ static json_t *array_json(const ggtk_array *arr, bool full)
             memcpy(&element.v, (const unsigned char *)arr->data + i * size, size);
             item = inspect_json_value(&element, full);
         }
-        json_array_append_new(list, item);
+        inspect_json_append(&list, item);
     }
     return list;
 }
@@ -84,8 +123,8 @@ json_t *inspect_json_value(const ggtk_value *value, bool full)
     case GGTK_VALUE_INT32: return json_integer(value->v.i32);
     case GGTK_VALUE_UINT64: return u64_json(value->v.u64);
     case GGTK_VALUE_INT64: return json_integer(value->v.i64);
-    case GGTK_VALUE_FLOAT32: return json_real(value->v.f32);
-    case GGTK_VALUE_FLOAT64: return json_real(value->v.f64);
+    case GGTK_VALUE_FLOAT32: return real_json(value->v.f32);
+    case GGTK_VALUE_FLOAT64: return real_json(value->v.f64);
     case GGTK_VALUE_BOOL: return json_boolean(value->v.b);
     case GGTK_VALUE_STRING: return inspect_json_string(value->v.str.data, value->v.str.len);
     case GGTK_VALUE_ARRAY: return array_json(&value->v.arr, full);
@@ -118,7 +157,7 @@ static json_t *metadata_json(const inspect_options *opt, const ggtk_file *file)
             json_object_set_new(entry, "truncated",
                                 json_boolean(!opt->full && value->v.arr.count > PREVIEW_ELEMENTS));
         }
-        json_array_append_new(list, entry);
+        inspect_json_append(&list, entry);
     }
     return list;
 }
@@ -127,7 +166,7 @@ json_t *inspect_json_shape(const ggtk_tensor_info *tensor)
 {
     json_t *shape = json_array();
     for (uint32_t d = 0; shape && d < tensor->n_dims; d++)
-        json_array_append_new(shape, u64_json(tensor->ne[d]));
+        inspect_json_append(&shape, u64_json(tensor->ne[d]));
     return shape;
 }
 
@@ -135,7 +174,7 @@ static json_t *tensor_json(int64_t index, const ggtk_tensor_info *t, const uint6
 {
     json_t *entry = json_pack("{s:I, s:o, s:s, s:o, s:o, s:o}", "index", (json_int_t)index,
                               "name", cstring_json(t->name), "type",
-                              ggtk_tensor_type_info_get(t->type)->name, "shape",
+                              ggtk_tensor_type_name(t->type), "shape",
                               inspect_json_shape(t), "offset", u64_json(t->offset), "bytes",
                               u64_json(t->size));
     if (entry && hash) {
@@ -153,7 +192,7 @@ static json_t *tensors_json(const inspect_options *opt, const ggtk_file *file,
     for (int64_t i = 0; list && i < ggtk_tensor_count(file); i++) {
         const ggtk_tensor_info *t = ggtk_tensor(file, i);
         if (inspect_tensor_selected(opt, t->name))
-            json_array_append_new(list, tensor_json(i, t, hashes ? &hashes[i] : NULL));
+            inspect_json_append(&list, tensor_json(i, t, hashes ? &hashes[i] : NULL));
     }
     return list;
 }
@@ -166,8 +205,8 @@ static json_t *types_json(const ggtk_summary *summary)
         double share = summary->tensor_bytes
                            ? 100.0 * (double)u->bytes / (double)summary->tensor_bytes
                            : 0.0;
-        json_array_append_new(list, json_pack("{s:s, s:I, s:o, s:o, s:f}", "type",
-                                              ggtk_tensor_type_info_get(u->type)->name,
+        inspect_json_append(&list, json_pack("{s:s, s:I, s:o, s:o, s:f}", "type",
+                                              ggtk_tensor_type_name(u->type),
                                               "tensors", (json_int_t)u->tensors, "elements",
                                               u64_json(u->elements), "bytes", u64_json(u->bytes),
                                               "percent", share));

@@ -1,5 +1,6 @@
 /* print_text.c - the default report as aligned text: header, metadata, tensor table, a summary
- * per tensor type and the model summary. */
+ * per tensor type and the model summary. Keys, names and strings are printed escaped, so each
+ * key and each tensor is exactly one line whatever bytes the file holds. */
 #include "inspect.h"
 
 #include <inttypes.h>
@@ -9,7 +10,9 @@ static double mebibytes(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.
 
 static void print_header(const ggtk_file *file)
 {
-    printf("file            %s\n", ggtk_path(file));
+    printf("file            ");
+    inspect_print_escaped(stdout, ggtk_path(file), 0);
+    putchar('\n');
     printf("version         %" PRIu32 "\n", ggtk_version(file));
     printf("alignment       %" PRIu32 "\n", ggtk_alignment(file));
     printf("kv count        %" PRId64 "\n", ggtk_kv_count(file));
@@ -24,7 +27,7 @@ static void print_metadata(const inspect_options *opt, const ggtk_file *file)
     int key_width = 0, type_width = 0;
     char type[64];
     for (int64_t i = 0; i < ggtk_kv_count(file); i++) {
-        int k = (int)strlen(ggtk_kv_key(file, i));
+        int k = inspect_escaped_width(ggtk_kv_key(file, i));
         int t = (int)strlen(inspect_value_type_label(ggtk_kv_value(file, i), type, sizeof type));
         key_width = k > key_width ? k : key_width;
         type_width = t > type_width ? t : type_width;
@@ -32,8 +35,9 @@ static void print_metadata(const inspect_options *opt, const ggtk_file *file)
     printf("\nmetadata: %" PRId64 " keys\n", ggtk_kv_count(file));
     for (int64_t i = 0; i < ggtk_kv_count(file); i++) {
         const ggtk_value *value = ggtk_kv_value(file, i);
-        printf("  %-*s  %-*s  ", key_width, ggtk_kv_key(file, i), type_width,
-               inspect_value_type_label(value, type, sizeof type));
+        printf("  ");
+        inspect_print_escaped(stdout, ggtk_kv_key(file, i), key_width);
+        printf("  %-*s  ", type_width, inspect_value_type_label(value, type, sizeof type));
         inspect_print_value(stdout, value, opt->full);
         putchar('\n');
     }
@@ -48,14 +52,17 @@ static void print_tensors(const inspect_options *opt, const ggtk_file *file)
         const ggtk_tensor_info *t = ggtk_tensor(file, i);
         if (!inspect_tensor_selected(opt, t->name))
             continue;
-        int w = (int)strlen(t->name), s = (int)strlen(inspect_shape_label(t, shape, sizeof shape));
+        int w = inspect_escaped_width(t->name);
+        int s = (int)strlen(inspect_shape_label(t, shape, sizeof shape));
         name_width = w > name_width ? w : name_width;
         shape_width = s > shape_width ? s : shape_width;
         shown++;
     }
-    if (opt->tensor_glob)
-        printf("\ntensors: %" PRId64 " of %" PRId64 " match '%s'\n", shown, n, opt->tensor_glob);
-    else
+    if (opt->tensor_glob) {
+        printf("\ntensors: %" PRId64 " of %" PRId64 " match '", shown, n);
+        inspect_print_escaped(stdout, opt->tensor_glob, 0);
+        printf("'\n");
+    } else
         printf("\ntensors: %" PRId64 " (offsets from the start of the data section)\n", n);
     printf("  %5s  %-*s  %-7s  %-*s  %12s  %12s\n", "index", name_width, "name", "type",
            shape_width, "shape", "offset", "bytes");
@@ -63,9 +70,10 @@ static void print_tensors(const inspect_options *opt, const ggtk_file *file)
         const ggtk_tensor_info *t = ggtk_tensor(file, i);
         if (!inspect_tensor_selected(opt, t->name))
             continue;
-        printf("  %5" PRId64 "  %-*s  %-7s  %-*s  %12" PRIu64 "  %12" PRIu64 "\n", i, name_width,
-               t->name, ggtk_tensor_type_info_get(t->type)->name, shape_width,
-               inspect_shape_label(t, shape, sizeof shape), t->offset, t->size);
+        printf("  %5" PRId64 "  ", i);
+        inspect_print_escaped(stdout, t->name, name_width);
+        printf("  %-7s  %-*s  %12" PRIu64 "  %12" PRIu64 "\n", ggtk_tensor_type_name(t->type),
+               shape_width, inspect_shape_label(t, shape, sizeof shape), t->offset, t->size);
     }
 }
 
@@ -78,7 +86,7 @@ static void print_types(const ggtk_summary *summary)
         double share =
             summary->tensor_bytes ? 100.0 * (double)u->bytes / (double)summary->tensor_bytes : 0.0;
         printf("  %-7s  %7" PRId64 "  %14" PRIu64 "  %12" PRIu64 "  %8.2f%%\n",
-               ggtk_tensor_type_info_get(u->type)->name, u->tensors, u->elements, u->bytes, share);
+               ggtk_tensor_type_name(u->type), u->tensors, u->elements, u->bytes, share);
     }
 }
 
@@ -99,7 +107,9 @@ static void print_parameters(uint64_t parameters)
 static void print_model(const ggtk_summary *summary)
 {
     printf("\nmodel\n");
-    printf("  architecture     %s\n", summary->architecture ? summary->architecture : "(none)");
+    printf("  architecture     ");
+    inspect_print_escaped(stdout, summary->architecture ? summary->architecture : "(none)", 0);
+    putchar('\n');
     print_parameters(summary->parameters);
     printf("  tensor data      %" PRIu64 " bytes (%.2f MiB)\n", summary->tensor_bytes,
            mebibytes(summary->tensor_bytes));

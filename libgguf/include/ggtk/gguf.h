@@ -5,6 +5,11 @@
  * The writer builds a header in memory and streams tensor data to a temporary file that is
  * renamed into place only when everything was written.
  *
+ * Lifecycle verbs, the same for every kind of object: a file you read is ggtk_open*() and
+ * ggtk_close(); an object you build is *_new*() and *_free() (ggtk_writer_new(),
+ * ggtk_writer_new_from_file(), ggtk_writer_free()); results a call fills into a caller's struct
+ * are released with *_free() (ggtk_diff_free()). Every release function accepts NULL.
+ *
  * Thread-safety: a ggtk_file is immutable after ggtk_open*() returns and may be read from many
  * threads at once. A ggtk_writer must be used from one thread at a time.
  */
@@ -111,6 +116,10 @@ typedef struct ggtk_tensor_type_info {
 /* The row for `type`, or NULL when the code is unknown or retired. Static storage. */
 GGTK_API const ggtk_tensor_type_info *ggtk_tensor_type_info_get(ggtk_tensor_type type);
 
+/* The canonical name of `type` ("q4_0"), or "unknown" for a code that is unknown or retired.
+ * Static storage, never NULL. */
+GGTK_API const char *ggtk_tensor_type_name(ggtk_tensor_type type);
+
 /* The type whose name equals `name` ignoring case ("Q8_0", "q8_0"), or -1 when none does. */
 GGTK_API int ggtk_tensor_type_from_name(const char *name);
 
@@ -158,6 +167,37 @@ typedef struct ggtk_value {
         ggtk_array arr;
     } v;
 } ggtk_value;
+
+/* ---------------------------------------------------------------------------------------------
+ * Text from a file, made safe to print
+ *
+ * Keys, tensor names and strings come from the file and may hold any bytes. Both functions below
+ * write printable UTF-8 only: a backslash becomes \\, newline, carriage return and tab become
+ * \n, \r and \t, and every other C0 control, DEL, a C1 control (U+0080..U+009F) and each byte
+ * that is not part of valid UTF-8 become \xNN (two lower-case hex digits); valid printable UTF-8
+ * passes through unchanged. The escaping is one-to-one, so escaped names compare like the names.
+ * Both follow snprintf(): they write at most `size` bytes including a NUL (nothing when size is
+ * 0, buf may then be NULL) and return the length the whole text has, so a result >= size means
+ * the text was cut; a cut falls between escapes and characters, never inside one.
+ * ------------------------------------------------------------------------------------------- */
+
+/* `len` bytes at `text` escaped as above into `buf`. */
+GGTK_API size_t ggtk_escape(const char *text, size_t len, char *buf, size_t size);
+
+/* ggtk_value_format() shows this many array elements and string bytes in a short preview. */
+#define GGTK_FORMAT_PREVIEW_ELEMENTS 6
+#define GGTK_FORMAT_PREVIEW_BYTES 60
+/* A limit that shows everything. */
+#define GGTK_FORMAT_ALL UINT64_MAX
+
+/* `value` as one line of text into `buf`: integers in decimal, floats in the fewest digits that
+ * read back to the same value ("nan", "inf", "-inf" for non-finite ones), bools as true/false,
+ * strings between double quotes with '"' escaped too, arrays as "[a, b, ...]". An array shows its
+ * first `max_elements` elements, then "... (N elements)"; a string shows its first
+ * `max_string_bytes` bytes (cut before a character), then "... (N bytes)" after the quote. Both
+ * limits apply at every level of nested arrays; GGTK_FORMAT_ALL shows everything. */
+GGTK_API size_t ggtk_value_format(const ggtk_value *value, char *buf, size_t size,
+                                  uint64_t max_elements, uint64_t max_string_bytes);
 
 /* ---------------------------------------------------------------------------------------------
  * Reading
@@ -264,12 +304,12 @@ GGTK_API uint64_t ggtk_tensor_elements(const ggtk_tensor_info *tensor);
 typedef struct ggtk_writer ggtk_writer;
 
 /* A new, empty writer (version 3, default alignment). NULL only when out of memory. */
-GGTK_API ggtk_writer *ggtk_writer_create(void);
+GGTK_API ggtk_writer *ggtk_writer_new(void);
 
 /* A writer holding a deep copy of `source`'s version, metadata (in order) and tensor infos (in
  * order, same types and shapes), ready to edit. With ggtk_writer_write_from() this is the
  * copy-with-edits API. NULL only when out of memory. */
-GGTK_API ggtk_writer *ggtk_writer_from_file(const ggtk_file *source);
+GGTK_API ggtk_writer *ggtk_writer_new_from_file(const ggtk_file *source);
 
 /* Free a writer; if a file was begun and not finished, the temporary file is removed. NULL ok. */
 GGTK_API void ggtk_writer_free(ggtk_writer *writer);
@@ -278,14 +318,22 @@ GGTK_API void ggtk_writer_free(ggtk_writer *writer);
  * including strings and nested arrays, is deep-copied. Setting general.alignment also sets the
  * alignment used for the data section (must be a non-zero power of two, stored as UINT32). */
 GGTK_API ggtk_status ggtk_writer_set(ggtk_writer *writer, const char *key, const ggtk_value *value);
-/* Convenience setters built on ggtk_writer_set(). */
+/* Typed setters built on ggtk_writer_set(), one per value type; same results. */
+GGTK_API ggtk_status ggtk_writer_set_u8(ggtk_writer *writer, const char *key, uint8_t value);
+GGTK_API ggtk_status ggtk_writer_set_i8(ggtk_writer *writer, const char *key, int8_t value);
+GGTK_API ggtk_status ggtk_writer_set_u16(ggtk_writer *writer, const char *key, uint16_t value);
+GGTK_API ggtk_status ggtk_writer_set_i16(ggtk_writer *writer, const char *key, int16_t value);
 GGTK_API ggtk_status ggtk_writer_set_u32(ggtk_writer *writer, const char *key, uint32_t value);
 GGTK_API ggtk_status ggtk_writer_set_i32(ggtk_writer *writer, const char *key, int32_t value);
 GGTK_API ggtk_status ggtk_writer_set_u64(ggtk_writer *writer, const char *key, uint64_t value);
+GGTK_API ggtk_status ggtk_writer_set_i64(ggtk_writer *writer, const char *key, int64_t value);
 GGTK_API ggtk_status ggtk_writer_set_f32(ggtk_writer *writer, const char *key, float value);
+GGTK_API ggtk_status ggtk_writer_set_f64(ggtk_writer *writer, const char *key, double value);
 GGTK_API ggtk_status ggtk_writer_set_bool(ggtk_writer *writer, const char *key, bool value);
+/* A string value: the bytes of `value` up to its NUL. */
 GGTK_API ggtk_status ggtk_writer_set_string(ggtk_writer *writer, const char *key, const char *value);
-/* An array of `count` fixed-size elements copied from the packed array `data`. */
+/* An array of `count` fixed-size elements (any type but STRING and ARRAY: GGTK_ERR_USAGE) copied
+ * from the packed array `data` (bool as one byte 0/1). Nested arrays go through ggtk_writer_set(). */
 GGTK_API ggtk_status ggtk_writer_set_array(ggtk_writer *writer, const char *key, ggtk_value_type elem_type,
                                   uint64_t count, const void *data);
 /* An array of `count` NUL-terminated strings. */

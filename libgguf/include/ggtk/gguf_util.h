@@ -87,6 +87,14 @@ GGTK_API ggtk_status ggtk_hash_tensor(const ggtk_file *file, int64_t index, uint
 GGTK_API ggtk_status ggtk_hash_tensors(const ggtk_file *file, const int64_t *indices, int64_t n,
                               uint64_t *hashes, ggtk_error *err);
 
+/* XXH64 (seed 0) of metadata pair `index` in its on-disk form: the key as a GGUF string (uint64
+ * length, bytes), the uint32 value type, then the value as GGUF encodes it (docs/gguf.md). GGUF
+ * encodes every value one way only, so this is a canonical hash of the pair, equal for the same
+ * key and value in any file (version 2 or 3, any position, any open mode). GGTK_ERR_USAGE when
+ * the index is out of range. */
+GGTK_API ggtk_status ggtk_hash_kv(const ggtk_file *file, int64_t index, uint64_t *hash,
+                                  ggtk_error *err);
+
 /* The hash of a whole model from its tensors' hashes: XXH64 (seed 0) of the concatenation of the
  * hashes in the given order, each as its 8-byte canonical (big-endian) form, i.e. of the bytes
  * that the 16-digit hex strings of a manifest spell. Changes when any tensor's data changes or

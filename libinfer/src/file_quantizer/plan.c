@@ -129,7 +129,7 @@ static inf_quantize_status plan_tensor(inf_quantize_plan *plan, const quantize_r
 /* The output header: the input's metadata and tensor infos with the new types and file type. */
 static inf_quantize_status build_writer(inf_quantize_plan *plan, inf_quantize_error *err)
 {
-    plan->writer = ggtk_writer_from_file(plan->input);
+    plan->writer = ggtk_writer_new_from_file(plan->input);
     if (!plan->writer)
         return quantize_fail(err, INF_QUANTIZE_ERR_NOMEM, "out of memory");
     ggtk_status status = GGTK_OK;

@@ -10,6 +10,10 @@ usage: make_inspect_files.py OUTDIR
   nan.gguf     small.gguf with a NaN in norm.weight[3]
   guess.gguf   no general.file_type; most tensors are f16 (llama.cpp then guesses MOSTLY_F16)
   bytes.gguf   strings that are not UTF-8 or hold terminal control sequences, a nested array
+  hostile.gguf keys, tensor names and the architecture holding newlines, tabs, ESC sequences and
+               backslashes (HOSTILE_TENSORS below), to check that no raw control byte is printed;
+               element 2 of the second tensor is NaN
+  nonfinite.gguf  float keys holding NaN, +Inf (f32) and -Inf (f64)
 """
 import os
 import sys
@@ -72,6 +76,38 @@ def write(path, name, table, **options):
     writer.close()
 
 
+# Tensor names of hostile.gguf: each could forge a table row or recolour a terminal if printed raw.
+HOSTILE_TENSORS = ["line\nforged  q8_0  [1]", "red\x1b[31mname", "tab\tname", "back\\slash"]
+
+
+def write_hostile(path):
+    writer = gguf.GGUFWriter(path, "evil\x1b[2Jarch\n")
+    writer.add_string("key\nforged.row", "value\nforged")
+    writer.add_uint32("esc\x1b[31m.key", 1)
+    writer.add_bool("tab\tkey", True)
+    for i, name in enumerate(HOSTILE_TENSORS):
+        data = np.full(4, i, dtype=np.float32)
+        if i == 1:
+            data[2] = np.nan  # --check then names this tensor
+        writer.add_tensor(name, data)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def write_nonfinite(path):
+    writer = gguf.GGUFWriter(path, "testarch")
+    writer.add_float32("test.nan", float("nan"))
+    writer.add_float32("test.inf", float("inf"))
+    writer.add_float64("test.neg_inf", float("-inf"))
+    writer.add_array("test.floats", [1.5, float("nan")])
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -103,6 +139,9 @@ def main():
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
+
+    write_hostile(os.path.join(out, "hostile.gguf"))
+    write_nonfinite(os.path.join(out, "nonfinite.gguf"))
 
 
 if __name__ == "__main__":
