@@ -5,8 +5,12 @@
  *  - it takes a `ggtk_error *err` as its last argument, which may be NULL when the caller wants
  *    no details; on failure *err receives the status, the byte offset in the file of the field at
  *    fault (GGTK_NO_OFFSET where none applies) and one line naming the file, the field and what
- *    was expected, ready to print (no trailing newline, control characters escaped);
+ *    was expected, ready to print (no trailing newline; text quoted from a file is escaped with
+ *    ggtk_escape() and no control byte ever reaches the message);
  *  - on success *err is left unchanged.
+ * Functions whose only failures are a missing key, a wrong type, a bad argument or running out of
+ * memory (typed getters, writer setters, table lookups) return the ggtk_status alone: the status
+ * says everything a message would.
  * Graph construction is the one builder-style exception: op constructors return NULL and keep the
  * first failure in their context, read back as a ggtk_error with inf_context_error().
  * ggtk_strerror() names a status. Errors never terminate the process.
@@ -59,7 +63,7 @@ typedef struct ggtk_error {
 GGTK_API const char *ggtk_strerror(ggtk_status status);
 
 /* Fill *err (nothing when err is NULL) with `status`, `offset` and the message printf-formats
- * from `fmt`, cut to fit; returns `status`, so that a failing function can end with
+ * from `fmt`, cut to fit, with any control byte replaced by '?'; returns `status`, so that a failing function can end with
  * `return ggtk_error_set(err, ...)`. For programs that report their own failures the same way. */
 GGTK_API ggtk_status ggtk_error_set(ggtk_error *err, ggtk_status status, uint64_t offset,
                                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
