@@ -143,9 +143,9 @@ static int write_base(const char *path, inf_token *tokens, uint16_t *rows)
     size_t words = inf_logprob_row_words(N_VOCAB);
     for (int i = 0; i < n_ctx * n_chunk; i++)
         tokens[i] = (i * 37) % N_VOCAB;
-    char err[512];
-    inf_kld_base_writer *w = inf_kld_base_writer_create(path, n_ctx, N_VOCAB, n_chunk, tokens,
-                                                        err, sizeof err);
+    ggtk_error err = {0};
+    inf_kld_base_writer *w = inf_kld_base_writer_open(path, n_ctx, N_VOCAB, n_chunk, tokens,
+                                                        &err);
     if (!w)
         return 0;
     for (int c = 0; c < n_chunk; c++) {
@@ -154,11 +154,10 @@ static int write_base(const char *path, inf_token *tokens, uint16_t *rows)
             fill_logits(logits, N_VOCAB, 100 + c * 10 + r);
             inf_logprob_row_encode(logits, N_VOCAB, 0, rows + (c * per_chunk + r) * words);
         }
-        if (inf_kld_base_writer_write(w, rows + c * per_chunk * words, per_chunk, err,
-                                      sizeof err) != INF_OK)
+        if (inf_kld_base_writer_write(w, rows + c * per_chunk * words, per_chunk, &err) != GGTK_OK)
             return 0;
     }
-    return inf_kld_base_writer_finish(w, err, sizeof err) == INF_OK;
+    return inf_kld_base_writer_finish(w, &err) == GGTK_OK;
 }
 
 TEST(test_kld_base_file_round_trip)
@@ -170,17 +169,17 @@ TEST(test_kld_base_file_round_trip)
     uint16_t *rows = calloc(6 * words, sizeof *rows), *back = calloc(3 * words, sizeof *back);
     CHECK(rows && back);
     CHECK(write_base(path, tokens, rows));
-    char err[512] = "";
-    inf_kld_base *b = inf_kld_base_open(path, err, sizeof err);
-    CHECK_MSG(b != NULL, "%s", err);
+    ggtk_error err = {0};
+    inf_kld_base *b = inf_kld_base_open(path, &err);
+    CHECK_MSG(b != NULL, "%s", err.message);
     CHECK(inf_kld_base_n_ctx(b) == 8 && inf_kld_base_n_vocab(b) == N_VOCAB &&
           inf_kld_base_n_chunk(b) == 2);
     CHECK(memcmp(inf_kld_base_tokens(b), tokens, sizeof tokens) == 0);
-    CHECK(inf_kld_base_read_chunk(b, 1, back, err, sizeof err) == INF_OK);
+    CHECK(inf_kld_base_read_chunk(b, 1, back, &err) == GGTK_OK);
     CHECK(memcmp(back, rows + 3 * words, 3 * words * sizeof *rows) == 0);
-    CHECK(inf_kld_base_read_chunk(b, 0, back, err, sizeof err) == INF_OK);
+    CHECK(inf_kld_base_read_chunk(b, 0, back, &err) == GGTK_OK);
     CHECK(memcmp(back, rows, 3 * words * sizeof *rows) == 0);
-    CHECK(inf_kld_base_read_chunk(b, 2, back, err, sizeof err) == INF_ERR_USAGE);
+    CHECK(inf_kld_base_read_chunk(b, 2, back, &err) == GGTK_ERR_USAGE);
     inf_kld_base_close(b);
     free(rows);
     free(back);
@@ -188,31 +187,31 @@ TEST(test_kld_base_file_round_trip)
 
 TEST(test_kld_base_writer_leaves_no_file_when_incomplete)
 {
-    char path[512], err[512];
+    char path[512];
+    ggtk_error err = {0};
     snprintf(path, sizeof path, "%s", test_tmpfile("partial.kld"));
     inf_token tokens[16] = {0};
-    inf_kld_base_writer *w = inf_kld_base_writer_create(path, 8, N_VOCAB, 2, tokens, err,
-                                                        sizeof err);
+    inf_kld_base_writer *w = inf_kld_base_writer_open(path, 8, N_VOCAB, 2, tokens, &err);
     CHECK(w != NULL);
-    CHECK(inf_kld_base_writer_finish(w, err, sizeof err) == INF_ERR_USAGE);
-    CHECK(strstr(err, "only 0 of 6 rows"));
+    CHECK(inf_kld_base_writer_finish(w, &err) == GGTK_ERR_USAGE);
+    CHECK(strstr(err.message, "only 0 of 6 rows"));
     CHECK(access(path, F_OK) != 0);
     CHECK(test_run(NULL, "ls '%s' | grep -q partial", test_tmpdir()) != 0);
-    w = inf_kld_base_writer_create(path, 8, N_VOCAB, 2, tokens, err, sizeof err);
+    w = inf_kld_base_writer_open(path, 8, N_VOCAB, 2, tokens, &err);
     CHECK(w != NULL);
-    inf_kld_base_writer_abort(w);
+    inf_kld_base_writer_close(w);
     CHECK(test_run(NULL, "ls '%s' | grep -q partial", test_tmpdir()) != 0);
 }
 
 /* Expect opening `path` to fail with `needle` in the message. */
 static int open_fails_with(const char *path, const char *needle)
 {
-    char err[512] = "";
-    inf_kld_base *b = inf_kld_base_open(path, err, sizeof err);
+    ggtk_error err = {0};
+    inf_kld_base *b = inf_kld_base_open(path, &err);
     inf_kld_base_close(b);
-    if (b || !strstr(err, needle))
+    if (b || !strstr(err.message, needle))
         fprintf(stderr, "    %s: '%s' (wanted '%s')\n", path, err, needle);
-    return !b && strstr(err, needle) != NULL;
+    return !b && strstr(err.message, needle) != NULL;
 }
 
 TEST(test_kld_base_refuses_broken_files)
