@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <ggtk/inf_eval.h>
@@ -204,14 +205,19 @@ TEST(test_kld_base_writer_leaves_no_file_when_incomplete)
 }
 
 /* Expect opening `path` to fail with `needle` in the message. */
-static int open_fails_with(const char *path, const char *needle)
+/* Opening `path` fails with `status`, at byte `offset`, and a message containing `needle`. */
+static int open_fails_with(const char *path, ggtk_status status, uint64_t offset,
+                           const char *needle)
 {
     ggtk_error err = {0};
     inf_kld_base *b = inf_kld_base_open(path, &err);
     inf_kld_base_close(b);
-    if (b || !strstr(err.message, needle))
-        fprintf(stderr, "    %s: '%s' (wanted '%s')\n", path, err, needle);
-    return !b && strstr(err.message, needle) != NULL;
+    int ok = !b && err.status == status && err.offset == offset && strstr(err.message, needle);
+    if (!ok)
+        fprintf(stderr, "    %s: %s at %llu '%s' (wanted %s at %llu '%s')\n", path,
+                ggtk_strerror(err.status), (unsigned long long)err.offset, err.message,
+                ggtk_strerror(status), (unsigned long long)offset, needle);
+    return ok;
 }
 
 TEST(test_kld_base_refuses_broken_files)
@@ -233,17 +239,22 @@ TEST(test_kld_base_refuses_broken_files)
                    "status=none && head -c 10 good.kld > short.kld", dir) == 0);
     char p[512];
     snprintf(p, sizeof p, "%s/cut.kld", dir);
-    CHECK(open_fails_with(p, "truncated"));
+    struct stat good;
+    CHECK(stat(path, &good) == 0);
+    const uint64_t size = (uint64_t)good.st_size;
+    /* The offset is where the file ends for a cut one, where it should end for a long one. */
+    CHECK(open_fails_with(p, GGTK_ERR_TRUNCATED, size - 1, "truncated"));
     snprintf(p, sizeof p, "%s/long.kld", dir);
-    CHECK(open_fails_with(p, "trailing data"));
+    CHECK(open_fails_with(p, GGTK_ERR_LAYOUT, size, "trailing data"));
     snprintf(p, sizeof p, "%s/magic.kld", dir);
-    CHECK(open_fails_with(p, "not a base log-probability file"));
+    CHECK(open_fails_with(p, GGTK_ERR_MAGIC, 0, "not a base log-probability file"));
     snprintf(p, sizeof p, "%s/short.kld", dir);
-    CHECK(open_fails_with(p, "not a base log-probability file"));
+    CHECK(open_fails_with(p, GGTK_ERR_MAGIC, 0, "not a base log-probability file"));
     snprintf(p, sizeof p, "%s/token.kld", dir);
-    CHECK(open_fails_with(p, "outside the vocabulary"));
+    CHECK(open_fails_with(p, GGTK_ERR_INVALID, 24, "outside the vocabulary"));
     snprintf(p, sizeof p, "%s/ctx.kld", dir);
-    CHECK(open_fails_with(p, "n_ctx at byte 8"));
+    CHECK(open_fails_with(p, GGTK_ERR_INVALID, 8, "n_ctx at byte 8"));
     snprintf(p, sizeof p, "%s/none.kld", dir);
-    CHECK(open_fails_with(p, "cannot open"));
+    CHECK(open_fails_with(p, GGTK_ERR_IO, GGTK_NO_OFFSET, "cannot open"));
+    CHECK(inf_kld_base_open(p, NULL) == NULL);
 }

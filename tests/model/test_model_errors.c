@@ -25,9 +25,10 @@ static int load_fails_with(const char *path, const char *needle, bool names_file
         inf_session_free(s);
         inf_model_close(m);
     }
-    int ok = !s && strstr(err.message, needle) && !strchr(err.message, '\n') && (!names_file || strstr(err.message, path));
+    int ok = !s && strstr(err.message, needle) && !strchr(err.message, '\n') &&
+             (!names_file || strstr(err.message, path));
     if (!ok)
-        fprintf(stderr, "    %s: '%s' (wanted '%s')\n", path, err, needle);
+        fprintf(stderr, "    %s: '%s' (wanted '%s')\n", path, err.message, needle);
     return ok;
 }
 
