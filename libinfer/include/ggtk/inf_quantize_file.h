@@ -2,7 +2,7 @@
  * llama.cpp's llama-quantize does for the simple types (q8_0, q4_0, q4_1, q5_0, q5_1, f16, bf16,
  * f32), streaming the tensors in file order from the mapped input to the output.
  *
- * Two steps: inf_quantize_plan_build() decides which tensor gets which type (no data is touched,
+ * Two steps: inf_quantize_plan_new() decides which tensor gets which type (no data is touched,
  * so it also serves --dry-run), then inf_quantize_run() converts and writes the file through a
  * temporary file that is renamed into place only when everything was written.
  *
