@@ -59,25 +59,26 @@ static void time_case(ggtk_tensor_type type, int64_t K, int64_t M, int64_t N, in
     inf_graph *g = inf_graph_new(outs, (size_t)copies + 2); /* the weights and x are leaves */
     for (int c = 0; c < copies; c++) {
         inf_tensor *out = inf_mul_mat(outs, w, x);
-        if (!out || !g || !out_memory || inf_buffer_place_tensor(out_memory, out, 0) != INF_OK ||
-            inf_graph_expand(g, out) != INF_OK) {
+        if (!out || !g || !out_memory || inf_buffer_place_tensor(out_memory, out, 0, NULL) != GGTK_OK ||
+            inf_graph_expand(g, out, NULL) != GGTK_OK) {
             fprintf(stderr, "bench_matmul: cannot build the graph: %s\n",
-                    inf_context_error(outs) ? inf_context_error(outs) : "out of memory");
+                    inf_context_error(outs) ? inf_context_error(outs)->message : "out of memory");
             exit(1);
         }
     }
     fill_random(w, 1);
     fill_random(x, 2);
     inf_backend *cpu = inf_backend_cpu_new(threads);
-    if (inf_backend_compute(cpu, g) != INF_OK) { /* warm-up: work buffer, page faults */
-        fprintf(stderr, "bench_matmul: %s\n", inf_backend_error(cpu));
+    ggtk_error err;
+    if (inf_backend_compute(cpu, g, &err) != GGTK_OK) { /* warm-up: work buffer, page faults */
+        fprintf(stderr, "bench_matmul: %s\n", err.message);
         exit(1);
     }
     double best = 1e30, total = 0, start = now();
     int runs = 0;
     while (runs < 3 || (now() - start < seconds && runs < 10000)) {
         double t0 = now();
-        inf_backend_compute(cpu, g);
+        inf_backend_compute(cpu, g, NULL);
         double ms = (now() - t0) * 1e3 / copies;
         best = ms < best ? ms : best;
         total += ms;

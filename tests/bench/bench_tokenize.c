@@ -63,11 +63,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", gerr.message);
         return 1;
     }
-    char err[512];
-    inf_vocab *vocab = inf_vocab_load(file, err, sizeof err);
+    ggtk_error err;
+    inf_vocab *vocab = inf_vocab_new(file, &err);
     ggtk_close(file);
     if (!vocab) {
-        fprintf(stderr, "%s\n", err);
+        fprintf(stderr, "%s\n", err.message);
         return 1;
     }
     double load = seconds_now() - t0;
@@ -83,7 +83,7 @@ int main(int argc, char **argv)
     for (int r = 0; r < (runs > 0 ? runs : 1); r++) {
         free(ids);
         double start = seconds_now();
-        if (inf_vocab_tokenize(vocab, text, size, flags, &ids, &n) != 0) {
+        if (inf_vocab_tokenize(vocab, text, size, flags, &ids, &n, NULL) != GGTK_OK) {
             fprintf(stderr, "out of memory\n");
             return 1;
         }

@@ -84,18 +84,19 @@ inf_context *data_context(size_t mb)
     return inf_context_new(mb << 20, false);
 }
 
-inf_status compute_graph(inf_context *ctx, inf_tensor *out, int n_threads)
+ggtk_status compute_graph(inf_context *ctx, inf_tensor *out, int n_threads)
 {
     inf_graph *graph = inf_graph_new(ctx, 256);
     if (!graph || !out)
-        return INF_ERR_INVALID;
-    inf_status st = inf_graph_expand(graph, out);
-    if (st != INF_OK)
+        return GGTK_ERR_INVALID;
+    ggtk_status st = inf_graph_expand(graph, out, NULL);
+    if (st != GGTK_OK)
         return st;
     inf_backend *backend = inf_backend_cpu_new(n_threads);
-    st = inf_backend_compute(backend, graph);
-    if (st != INF_OK)
-        fprintf(stderr, "    compute: %s\n", inf_backend_error(backend));
+    ggtk_error err;
+    st = inf_backend_compute(backend, graph, &err);
+    if (st != GGTK_OK)
+        fprintf(stderr, "    compute: %s\n", err.message);
     inf_backend_free(backend);
     return st;
 }

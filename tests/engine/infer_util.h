@@ -38,7 +38,7 @@ inf_context *data_context(size_t mb);
 
 /* Build a graph for `out` in ctx and compute it on a CPU backend with n_threads threads.
  * Returns the status; on failure the backend's message is printed. */
-inf_status compute_graph(inf_context *ctx, inf_tensor *out, int n_threads);
+ggtk_status compute_graph(inf_context *ctx, inf_tensor *out, int n_threads);
 
 /* Largest |a - b| / (atol + rtol * |b|) over the elements of `t` against `expected`, a dense
  * [ne3][ne2][ne1][ne0] array. <= 1 means within tolerance. */

@@ -37,7 +37,7 @@ llama_model *synth_model_new(inf_backend *backend, const llama_shape *s, bool fi
         L->k_cache = weight(m->ctx, GGTK_TENSOR_F16, n_kv, s->n_ctx);
         L->v_cache = weight(m->ctx, GGTK_TENSOR_F16, n_kv, s->n_ctx);
     }
-    m->buffer = inf_backend_alloc_context_tensors(backend, m->ctx, NULL, 0);
+    m->buffer = inf_backend_alloc_context_tensors(backend, m->ctx, NULL);
     if (!m->buffer || inf_context_error(m->ctx)) {
         synth_model_free(m);
         return NULL;

@@ -66,9 +66,9 @@ TEST(test_planned_size_equals_true_peak_for_hand_built_graphs)
         }
         inf_tensor_set_output(out);
         inf_graph *g = inf_graph_new(ctx, 64);
-        CHECK(inf_graph_expand(g, out) == INF_OK);
+        CHECK(inf_graph_expand(g, out, NULL) == GGTK_OK);
         inf_graph_allocator *alloc = inf_graph_allocator_new(cpu);
-        CHECK(inf_graph_allocator_reserve(alloc, g) == INF_OK);
+        CHECK(inf_graph_allocator_reserve(alloc, g, NULL) == GGTK_OK);
         inf_alloc_stats st = inf_graph_allocator_stats(alloc);
         size_t peak = true_peak(g);
         inf_graph_allocator_free(alloc);
@@ -89,9 +89,9 @@ TEST(test_element_wise_ops_run_in_place_on_their_last_use)
     inf_tensor *out = inf_add(ctx, inf_silu(ctx, inf_scale(ctx, a, 2.0f)), x);
     inf_tensor_set_output(out);
     inf_graph *g = inf_graph_new(ctx, 16);
-    CHECK(inf_graph_expand(g, out) == INF_OK);
+    CHECK(inf_graph_expand(g, out, NULL) == GGTK_OK);
     inf_graph_allocator *alloc = inf_graph_allocator_new(cpu);
-    CHECK(inf_graph_allocator_alloc(alloc, g) == INF_OK);
+    CHECK(inf_graph_allocator_alloc(alloc, g, NULL) == GGTK_OK);
     inf_alloc_stats st = inf_graph_allocator_stats(alloc);
     CHECK_MSG(st.n_in_place == 3 && st.buffer_size == 2 * 1024, "in place %d, size %zu",
               st.n_in_place, st.buffer_size);
@@ -112,9 +112,9 @@ TEST(test_inputs_outputs_keep_their_memory_and_views_own_none)
     inf_tensor *view = inf_view_1d(ctx, early, 32, 64);
     inf_tensor *out = copy(ctx, copy(ctx, copy(ctx, view)));
     inf_graph *g = inf_graph_new(ctx, 32);
-    CHECK(inf_graph_expand(g, out) == INF_OK);
+    CHECK(inf_graph_expand(g, out, NULL) == GGTK_OK);
     inf_graph_allocator *alloc = inf_graph_allocator_new(cpu);
-    CHECK(inf_graph_allocator_alloc(alloc, g) == INF_OK);
+    CHECK(inf_graph_allocator_alloc(alloc, g, NULL) == GGTK_OK);
     CHECK(view->data == (char *)early->data + 64);
     /* Nothing may share the input's or the early output's bytes. */
     for (int i = 0; i < inf_graph_n_nodes(g); i++) {
@@ -141,8 +141,8 @@ static void set_inputs(inf_tensor *tokens, inf_tensor *positions, int n_past)
 {
     for (int64_t i = 0; i < tokens->ne[0]; i++) {
         int32_t tok = (int32_t)((i * 37 + n_past) % tiny.n_vocab), p = (int32_t)(n_past + i);
-        inf_tensor_write(tokens, &tok, (size_t)i * 4, 4);
-        inf_tensor_write(positions, &p, (size_t)i * 4, 4);
+        inf_tensor_write(tokens, &tok, (size_t)i * 4, 4, NULL);
+        inf_tensor_write(positions, &p, (size_t)i * 4, 4, NULL);
     }
 }
 
@@ -153,7 +153,7 @@ typedef struct poison_state {
 static bool poison(const inf_graph *g, int node, void *user)
 {
     poison_state *ps = user;
-    return inf_graph_allocator_poison_released(ps->alloc, g, node, 0xFF) == INF_OK;
+    return inf_graph_allocator_poison_released(ps->alloc, g, node, 0xFF, NULL) == GGTK_OK;
 }
 
 /* Two passes (a prompt, then more tokens reading the cache) with or without the allocator. */
@@ -169,17 +169,17 @@ static float *run_passes(bool allocate, inf_alloc_stats *stats)
         inf_tensor *tokens, *positions;
         inf_tensor *out = synth_forward(ctx, m, steps[s][0], steps[s][1], &tokens, &positions);
         inf_graph *g = inf_graph_new(ctx, 1024);
-        if (!out || inf_graph_expand(g, out) != INF_OK)
+        if (!out || inf_graph_expand(g, out, NULL) != GGTK_OK)
             abort();
         poison_state ps = {alloc};
-        if (allocate && inf_graph_allocator_alloc(alloc, g) != INF_OK)
+        if (allocate && inf_graph_allocator_alloc(alloc, g, NULL) != GGTK_OK)
             abort();
         set_inputs(tokens, positions, steps[s][1]);
-        if (inf_backend_compute_observed(cpu, g, allocate ? poison : NULL, &ps) != INF_OK)
+        if (inf_backend_compute_observed(cpu, g, allocate ? poison : NULL, &ps, NULL) != GGTK_OK)
             abort();
         free(logits);
         logits = malloc(inf_tensor_nbytes(out));
-        inf_tensor_read(out, logits, 0, inf_tensor_nbytes(out));
+        inf_tensor_read(out, logits, 0, inf_tensor_nbytes(out), NULL);
         inf_context_free(ctx);
     }
     *stats = inf_graph_allocator_stats(alloc);
@@ -218,8 +218,8 @@ TEST(test_alloc_replans_only_when_the_graph_shape_changes)
         inf_context *ctx = inf_context_new(4 << 20, true);
         inf_tensor *tokens, *positions;
         inf_graph *g = inf_graph_new(ctx, 1024);
-        CHECK(inf_graph_expand(g, synth_forward(ctx, m, n_tokens[s], 0, &tokens, &positions)) == INF_OK);
-        CHECK(inf_graph_allocator_alloc(alloc, g) == INF_OK);
+        CHECK(inf_graph_expand(g, synth_forward(ctx, m, n_tokens[s], 0, &tokens, &positions), NULL) == GGTK_OK);
+        CHECK(inf_graph_allocator_alloc(alloc, g, NULL) == GGTK_OK);
         CHECK_MSG(inf_graph_allocator_stats(alloc).n_replans == replans[s], "step %d", s);
         inf_context_free(ctx);
     }
@@ -240,9 +240,9 @@ TEST(test_smollm2_shaped_512_token_pass_plans_its_compute_buffer)
     inf_tensor *tokens, *positions;
     inf_tensor *logits = synth_forward(ctx, m, 512, 0, &tokens, &positions);
     inf_graph *g = inf_graph_new(ctx, 4096);
-    CHECK(inf_graph_expand(g, logits) == INF_OK);
+    CHECK(inf_graph_expand(g, logits, NULL) == GGTK_OK);
     inf_graph_allocator *alloc = inf_graph_allocator_new(cpu);
-    CHECK(inf_graph_allocator_reserve(alloc, g) == INF_OK);
+    CHECK(inf_graph_allocator_reserve(alloc, g, NULL) == GGTK_OK);
     inf_alloc_stats st = inf_graph_allocator_stats(alloc);
     fprintf(stderr, "    SmolLM2 shape, 512 tokens: %d nodes, compute buffer %.2f MiB for %.2f MiB "
             "of tensors (reuse %.1fx), %d in place; logits alone %.2f MiB; cpu work buffer %.2f MiB\n",

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <ggtk/inf_eval.h>
@@ -143,9 +144,9 @@ static int write_base(const char *path, inf_token *tokens, uint16_t *rows)
     size_t words = inf_logprob_row_words(N_VOCAB);
     for (int i = 0; i < n_ctx * n_chunk; i++)
         tokens[i] = (i * 37) % N_VOCAB;
-    char err[512];
-    inf_kld_base_writer *w = inf_kld_base_writer_create(path, n_ctx, N_VOCAB, n_chunk, tokens,
-                                                        err, sizeof err);
+    ggtk_error err = {0};
+    inf_kld_base_writer *w = inf_kld_base_writer_open(path, n_ctx, N_VOCAB, n_chunk, tokens,
+                                                        &err);
     if (!w)
         return 0;
     for (int c = 0; c < n_chunk; c++) {
@@ -154,11 +155,10 @@ static int write_base(const char *path, inf_token *tokens, uint16_t *rows)
             fill_logits(logits, N_VOCAB, 100 + c * 10 + r);
             inf_logprob_row_encode(logits, N_VOCAB, 0, rows + (c * per_chunk + r) * words);
         }
-        if (inf_kld_base_writer_write(w, rows + c * per_chunk * words, per_chunk, err,
-                                      sizeof err) != INF_OK)
+        if (inf_kld_base_writer_write(w, rows + c * per_chunk * words, per_chunk, &err) != GGTK_OK)
             return 0;
     }
-    return inf_kld_base_writer_finish(w, err, sizeof err) == INF_OK;
+    return inf_kld_base_writer_finish(w, &err) == GGTK_OK;
 }
 
 TEST(test_kld_base_file_round_trip)
@@ -170,17 +170,17 @@ TEST(test_kld_base_file_round_trip)
     uint16_t *rows = calloc(6 * words, sizeof *rows), *back = calloc(3 * words, sizeof *back);
     CHECK(rows && back);
     CHECK(write_base(path, tokens, rows));
-    char err[512] = "";
-    inf_kld_base *b = inf_kld_base_open(path, err, sizeof err);
-    CHECK_MSG(b != NULL, "%s", err);
+    ggtk_error err = {0};
+    inf_kld_base *b = inf_kld_base_open(path, &err);
+    CHECK_MSG(b != NULL, "%s", err.message);
     CHECK(inf_kld_base_n_ctx(b) == 8 && inf_kld_base_n_vocab(b) == N_VOCAB &&
           inf_kld_base_n_chunk(b) == 2);
     CHECK(memcmp(inf_kld_base_tokens(b), tokens, sizeof tokens) == 0);
-    CHECK(inf_kld_base_read_chunk(b, 1, back, err, sizeof err) == INF_OK);
+    CHECK(inf_kld_base_read_chunk(b, 1, back, &err) == GGTK_OK);
     CHECK(memcmp(back, rows + 3 * words, 3 * words * sizeof *rows) == 0);
-    CHECK(inf_kld_base_read_chunk(b, 0, back, err, sizeof err) == INF_OK);
+    CHECK(inf_kld_base_read_chunk(b, 0, back, &err) == GGTK_OK);
     CHECK(memcmp(back, rows, 3 * words * sizeof *rows) == 0);
-    CHECK(inf_kld_base_read_chunk(b, 2, back, err, sizeof err) == INF_ERR_USAGE);
+    CHECK(inf_kld_base_read_chunk(b, 2, back, &err) == GGTK_ERR_USAGE);
     inf_kld_base_close(b);
     free(rows);
     free(back);
@@ -188,31 +188,36 @@ TEST(test_kld_base_file_round_trip)
 
 TEST(test_kld_base_writer_leaves_no_file_when_incomplete)
 {
-    char path[512], err[512];
+    char path[512];
+    ggtk_error err = {0};
     snprintf(path, sizeof path, "%s", test_tmpfile("partial.kld"));
     inf_token tokens[16] = {0};
-    inf_kld_base_writer *w = inf_kld_base_writer_create(path, 8, N_VOCAB, 2, tokens, err,
-                                                        sizeof err);
+    inf_kld_base_writer *w = inf_kld_base_writer_open(path, 8, N_VOCAB, 2, tokens, &err);
     CHECK(w != NULL);
-    CHECK(inf_kld_base_writer_finish(w, err, sizeof err) == INF_ERR_USAGE);
-    CHECK(strstr(err, "only 0 of 6 rows"));
+    CHECK(inf_kld_base_writer_finish(w, &err) == GGTK_ERR_USAGE);
+    CHECK(strstr(err.message, "only 0 of 6 rows"));
     CHECK(access(path, F_OK) != 0);
     CHECK(test_run(NULL, "ls '%s' | grep -q partial", test_tmpdir()) != 0);
-    w = inf_kld_base_writer_create(path, 8, N_VOCAB, 2, tokens, err, sizeof err);
+    w = inf_kld_base_writer_open(path, 8, N_VOCAB, 2, tokens, &err);
     CHECK(w != NULL);
-    inf_kld_base_writer_abort(w);
+    inf_kld_base_writer_close(w);
     CHECK(test_run(NULL, "ls '%s' | grep -q partial", test_tmpdir()) != 0);
 }
 
 /* Expect opening `path` to fail with `needle` in the message. */
-static int open_fails_with(const char *path, const char *needle)
+/* Opening `path` fails with `status`, at byte `offset`, and a message containing `needle`. */
+static int open_fails_with(const char *path, ggtk_status status, uint64_t offset,
+                           const char *needle)
 {
-    char err[512] = "";
-    inf_kld_base *b = inf_kld_base_open(path, err, sizeof err);
+    ggtk_error err = {0};
+    inf_kld_base *b = inf_kld_base_open(path, &err);
     inf_kld_base_close(b);
-    if (b || !strstr(err, needle))
-        fprintf(stderr, "    %s: '%s' (wanted '%s')\n", path, err, needle);
-    return !b && strstr(err, needle) != NULL;
+    int ok = !b && err.status == status && err.offset == offset && strstr(err.message, needle);
+    if (!ok)
+        fprintf(stderr, "    %s: %s at %llu '%s' (wanted %s at %llu '%s')\n", path,
+                ggtk_strerror(err.status), (unsigned long long)err.offset, err.message,
+                ggtk_strerror(status), (unsigned long long)offset, needle);
+    return ok;
 }
 
 TEST(test_kld_base_refuses_broken_files)
@@ -234,19 +239,24 @@ TEST(test_kld_base_refuses_broken_files)
                    "status=none && head -c 10 good.kld > short.kld", dir) == 0);
     char p[512];
     snprintf(p, sizeof p, "%s/cut.kld", dir);
-    CHECK(open_fails_with(p, "truncated"));
+    struct stat good;
+    CHECK(stat(path, &good) == 0);
+    const uint64_t size = (uint64_t)good.st_size;
+    /* The offset is where the file ends for a cut one, where it should end for a long one. */
+    CHECK(open_fails_with(p, GGTK_ERR_TRUNCATED, size - 1, "truncated"));
     snprintf(p, sizeof p, "%s/long.kld", dir);
-    CHECK(open_fails_with(p, "trailing data"));
+    CHECK(open_fails_with(p, GGTK_ERR_LAYOUT, size, "trailing data"));
     snprintf(p, sizeof p, "%s/magic.kld", dir);
-    CHECK(open_fails_with(p, "not a base log-probability file"));
+    CHECK(open_fails_with(p, GGTK_ERR_MAGIC, 0, "not a base log-probability file"));
     snprintf(p, sizeof p, "%s/short.kld", dir);
-    CHECK(open_fails_with(p, "not a base log-probability file"));
+    CHECK(open_fails_with(p, GGTK_ERR_MAGIC, 0, "not a base log-probability file"));
     snprintf(p, sizeof p, "%s/token.kld", dir);
-    CHECK(open_fails_with(p, "outside the vocabulary"));
+    CHECK(open_fails_with(p, GGTK_ERR_INVALID, 24, "outside the vocabulary"));
     snprintf(p, sizeof p, "%s/ctx.kld", dir);
-    CHECK(open_fails_with(p, "n_ctx at byte 8"));
+    CHECK(open_fails_with(p, GGTK_ERR_INVALID, 8, "n_ctx at byte 8"));
     snprintf(p, sizeof p, "%s/none.kld", dir);
-    CHECK(open_fails_with(p, "cannot open"));
+    CHECK(open_fails_with(p, GGTK_ERR_IO, GGTK_NO_OFFSET, "cannot open"));
+    CHECK(inf_kld_base_open(p, NULL) == NULL);
 }
 
 TEST(test_kld_uncertainties_of_identical_models_are_zero_not_nan)
@@ -282,19 +292,18 @@ static bool write_real_base(const char *path, int32_t n_vocab, int32_t n_chunk)
     inf_token tokens[8 * 4] = {0};
     uint16_t *rows = calloc(3 * (size_t)n_chunk * words, sizeof *rows);
     float *logits = malloc((size_t)n_vocab * sizeof *logits);
-    char err[512];
-    inf_kld_base_writer *w = rows && logits ? inf_kld_base_writer_create(path, 8, n_vocab, n_chunk,
-                                                                         tokens, err, sizeof err)
+    inf_kld_base_writer *w = rows && logits ? inf_kld_base_writer_open(path, 8, n_vocab, n_chunk,
+                                                                       tokens, NULL)
                                             : NULL;
     bool ok = w != NULL;
     for (int32_t r = 0; ok && r < 3 * n_chunk; r++) {
         fill_logits(logits, n_vocab, (unsigned)r + 7);
         inf_logprob_row_encode(logits, n_vocab, 0, rows + (size_t)r * words);
     }
-    ok = ok && inf_kld_base_writer_write(w, rows, 3 * (size_t)n_chunk, err, sizeof err) == INF_OK &&
-         inf_kld_base_writer_finish(w, err, sizeof err) == INF_OK;
+    ok = ok && inf_kld_base_writer_write(w, rows, 3 * (size_t)n_chunk, NULL) == GGTK_OK &&
+         inf_kld_base_writer_finish(w, NULL) == GGTK_OK;
     if (!ok && w)
-        inf_kld_base_writer_abort(w);
+        inf_kld_base_writer_close(w);
     free(rows);
     free(logits);
     return ok;
@@ -321,29 +330,36 @@ TEST(test_kld_base_refuses_hostile_header_sizes_naming_the_field)
     CHECK(write_real_base(good, N_VOCAB, 2));
     const int32_t huge_vocab = 1 << 24, over_vocab = (1 << 24) + 1, huge_chunks = INT32_MAX;
     const uint32_t huge_ctx = 1u << 24, over_ctx = (1u << 24) + 1;
-    CHECK(open_fails_with(patched_copy(good, "vocab.kld", 12, &huge_vocab),
-                          "truncated: n_chunk at byte 16 is 2, but the file's"));
-    CHECK(open_fails_with(patched_copy(good, "vocab2.kld", 12, &over_vocab),
+    struct stat st;
+    CHECK(stat(good, &st) == 0);
+    const uint64_t good_size = (uint64_t)st.st_size;
+    CHECK(open_fails_with(patched_copy(good, "vocab.kld", 12, &huge_vocab), GGTK_ERR_TRUNCATED,
+                          good_size, "truncated: n_chunk at byte 16 is 2, but the file's"));
+    CHECK(open_fails_with(patched_copy(good, "vocab2.kld", 12, &over_vocab), GGTK_ERR_INVALID, 12,
                           "n_vocab at byte 12 is 16777217"));
-    CHECK(open_fails_with(patched_copy(good, "ctx.kld", 8, &huge_ctx),
+    CHECK(open_fails_with(patched_copy(good, "ctx.kld", 8, &huge_ctx), GGTK_ERR_TRUNCATED,
+                          good_size,
                           "hold 0 chunks of n_ctx 16777216"));
-    CHECK(open_fails_with(patched_copy(good, "ctx2.kld", 8, &over_ctx),
+    CHECK(open_fails_with(patched_copy(good, "ctx2.kld", 8, &over_ctx), GGTK_ERR_INVALID, 8,
                           "n_ctx at byte 8 is 16777217"));
-    CHECK(open_fails_with(patched_copy(good, "chunks.kld", 16, &huge_chunks),
+    CHECK(open_fails_with(patched_copy(good, "chunks.kld", 16, &huge_chunks), GGTK_ERR_TRUNCATED,
+                          good_size,
                           "n_chunk at byte 16 is 2147483647, but the file's"));
 }
 
 /* Expect reading chunk 2 of `path` to fail naming the file, the chunk and the row. */
 static int chunk_fails_with(const char *path, const char *needle)
 {
-    char err[512] = "";
-    inf_kld_base *b = inf_kld_base_open(path, err, sizeof err);
+    ggtk_error err = {0};
+    inf_kld_base *b = inf_kld_base_open(path, &err);
     uint16_t *rows = calloc(3 * inf_logprob_row_words(N_VOCAB), sizeof *rows);
-    int ok = b && rows && inf_kld_base_read_chunk(b, 0, rows, err, sizeof err) == INF_OK &&
-             inf_kld_base_read_chunk(b, 1, rows, err, sizeof err) == INF_ERR_INVALID &&
-             strstr(err, path) && strstr(err, needle);
+    ggtk_status status = GGTK_OK;
+    int ok = b && rows && inf_kld_base_read_chunk(b, 0, rows, &err) == GGTK_OK &&
+             ((status = inf_kld_base_read_chunk(b, 1, rows, &err)) == GGTK_ERR_INVALID ||
+              status == GGTK_ERR_NONFINITE) &&
+             strstr(err.message, path) && strstr(err.message, needle);
     if (!ok)
-        fprintf(stderr, "    %s: '%s' (wanted '%s')\n", path, err, needle);
+        fprintf(stderr, "    %s: '%s' (wanted '%s')\n", path, err.message, needle);
     free(rows);
     inf_kld_base_close(b);
     return ok;

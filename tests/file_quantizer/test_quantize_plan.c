@@ -1,4 +1,4 @@
-/* Tests of the file quantizer's plan (inf_quantize_plan_build): which tensor gets which type and
+/* Tests of the file quantizer's plan (inf_quantize_plan_new): which tensor gets which type and
  * why, under each option, following llama-quantize's rules; sizes and refusals. */
 #include <ggtk/inf_quantize_file.h>
 #include "test.h"
@@ -11,14 +11,12 @@
  * *err). The caller frees it. */
 static inf_quantize_plan *plan_fixture(const char *name, const fixture_options *fixture,
                                        const inf_quantize_options *options,
-                                       inf_quantize_error *err)
+                                       ggtk_error *err)
 {
     const char *path = test_tmpfile(name);
     if (!fixture_write(path, fixture))
         return NULL;
-    inf_quantize_plan *plan = NULL;
-    inf_quantize_plan_build(path, options, &plan, err);
-    return plan;
+    return inf_quantize_plan_new(path, options, err);
 }
 
 static const inf_quantize_plan_tensor *entry(const inf_quantize_plan *plan, const char *name)
@@ -37,9 +35,8 @@ static ggtk_tensor_type new_type(const inf_quantize_plan *plan, const char *name
 
 TEST(test_plan_default_q4_0_upgrades_output_to_q8_0_and_keeps_norms)
 {
-    inf_quantize_options o;
-    inf_quantize_options_init(&o, GGTK_TENSOR_Q4_0);
-    inf_quantize_error err;
+    inf_quantize_options o = inf_quantize_options_default(GGTK_TENSOR_Q4_0);
+    ggtk_error err;
     inf_quantize_plan *plan = plan_fixture("default.gguf", &(fixture_options){0}, &o, &err);
     CHECK_MSG(plan, "%s", err.message);
     CHECK(new_type(plan, "blk.0.attn_q.weight") == GGTK_TENSOR_Q4_0);
@@ -55,9 +52,8 @@ TEST(test_plan_default_q4_0_upgrades_output_to_q8_0_and_keeps_norms)
 
 TEST(test_plan_tied_embeddings_take_the_output_rule_unless_pure)
 {
-    inf_quantize_options o;
-    inf_quantize_options_init(&o, GGTK_TENSOR_Q4_1);
-    inf_quantize_error err;
+    inf_quantize_options o = inf_quantize_options_default(GGTK_TENSOR_Q4_1);
+    ggtk_error err;
     inf_quantize_plan *plan = plan_fixture("tied.gguf", &(fixture_options){.tied = true}, &o, &err);
     CHECK_MSG(plan, "%s", err.message);
     CHECK(new_type(plan, "token_embd.weight") == GGTK_TENSOR_Q8_0);
@@ -72,12 +68,11 @@ TEST(test_plan_tied_embeddings_take_the_output_rule_unless_pure)
 
 TEST(test_plan_output_and_embd_options_win_over_pure_and_file_type)
 {
-    inf_quantize_options o;
-    inf_quantize_options_init(&o, GGTK_TENSOR_Q5_0);
+    inf_quantize_options o = inf_quantize_options_default(GGTK_TENSOR_Q5_0);
     o.pure = true;
     o.output_type = GGTK_TENSOR_F16;
     o.embd_type = GGTK_TENSOR_Q8_0;
-    inf_quantize_error err;
+    ggtk_error err;
     inf_quantize_plan *plan = plan_fixture("opts.gguf", &(fixture_options){0}, &o, &err);
     CHECK_MSG(plan, "%s", err.message);
     CHECK(new_type(plan, "output.weight") == GGTK_TENSOR_F16);
@@ -92,11 +87,10 @@ TEST(test_plan_tensor_rules_first_match_wins_and_skip_the_output_rule)
 {
     inf_quantize_tensor_rule rules[] = {
         {"attn_q", GGTK_TENSOR_Q8_0}, {"ATTN", GGTK_TENSOR_Q5_1}, {"^output\\.", GGTK_TENSOR_Q4_1}};
-    inf_quantize_options o;
-    inf_quantize_options_init(&o, GGTK_TENSOR_Q4_0);
+    inf_quantize_options o = inf_quantize_options_default(GGTK_TENSOR_Q4_0);
     o.tensor_rules = rules;
     o.n_tensor_rules = 3;
-    inf_quantize_error err;
+    ggtk_error err;
     inf_quantize_plan *plan = plan_fixture("rules.gguf", &(fixture_options){0}, &o, &err);
     CHECK_MSG(plan, "%s", err.message);
     CHECK(new_type(plan, "blk.0.attn_q.weight") == GGTK_TENSOR_Q8_0);
@@ -111,11 +105,10 @@ TEST(test_plan_tensor_rules_first_match_wins_and_skip_the_output_rule)
 TEST(test_plan_tensor_rules_are_ignored_with_a_warning_for_float_file_types)
 {
     inf_quantize_tensor_rule rules[] = {{"attn_q", GGTK_TENSOR_Q8_0}};
-    inf_quantize_options o;
-    inf_quantize_options_init(&o, GGTK_TENSOR_F16);
+    inf_quantize_options o = inf_quantize_options_default(GGTK_TENSOR_F16);
     o.tensor_rules = rules;
     o.n_tensor_rules = 1;
-    inf_quantize_error err;
+    ggtk_error err;
     inf_quantize_plan *plan = plan_fixture("rules_f16.gguf", &(fixture_options){0}, &o, &err);
     CHECK_MSG(plan, "%s", err.message);
     CHECK(new_type(plan, "blk.0.attn_q.weight") == GGTK_TENSOR_F16);
@@ -126,9 +119,8 @@ TEST(test_plan_tensor_rules_are_ignored_with_a_warning_for_float_file_types)
 
 TEST(test_plan_rows_not_splitting_into_blocks_fall_back_to_f16_with_a_warning)
 {
-    inf_quantize_options o;
-    inf_quantize_options_init(&o, GGTK_TENSOR_Q8_0);
-    inf_quantize_error err;
+    inf_quantize_options o = inf_quantize_options_default(GGTK_TENSOR_Q8_0);
+    ggtk_error err;
     inf_quantize_plan *plan = plan_fixture("odd.gguf", &(fixture_options){0}, &o, &err);
     CHECK_MSG(plan, "%s", err.message);
     const inf_quantize_plan_tensor *odd = entry(plan, "blk.0.odd.weight");
@@ -141,10 +133,9 @@ TEST(test_plan_rows_not_splitting_into_blocks_fall_back_to_f16_with_a_warning)
 
 TEST(test_plan_sizes_add_up_and_predict_bits_per_weight)
 {
-    inf_quantize_options o;
-    inf_quantize_options_init(&o, GGTK_TENSOR_Q4_0);
+    inf_quantize_options o = inf_quantize_options_default(GGTK_TENSOR_Q4_0);
     o.pure = true;
-    inf_quantize_error err;
+    ggtk_error err;
     inf_quantize_plan *plan = plan_fixture("sizes.gguf", &(fixture_options){0}, &o, &err);
     CHECK_MSG(plan, "%s", err.message);
     uint64_t before = 0, after = 0, weights = 0;
@@ -164,12 +155,11 @@ TEST(test_plan_sizes_add_up_and_predict_bits_per_weight)
 
 TEST(test_plan_refuses_requantizing_unless_allowed)
 {
-    inf_quantize_options o;
-    inf_quantize_options_init(&o, GGTK_TENSOR_Q4_0);
-    inf_quantize_error err;
+    inf_quantize_options o = inf_quantize_options_default(GGTK_TENSOR_Q4_0);
+    ggtk_error err;
     fixture_options q8 = {.matrix_type = GGTK_TENSOR_Q8_0};
     inf_quantize_plan *plan = plan_fixture("requant.gguf", &q8, &o, &err);
-    CHECK(plan == NULL && err.status == INF_QUANTIZE_ERR_REQUANTIZE);
+    CHECK(plan == NULL && err.status == GGTK_ERR_REQUANTIZE);
     CHECK(strstr(err.message, "token_embd.weight") && strstr(err.message, "--allow-requantize"));
     o.allow_requantize = true;
     plan = plan_fixture("requant2.gguf", &q8, &o, &err);
@@ -183,9 +173,8 @@ TEST(test_plan_refuses_requantizing_unless_allowed)
 
 TEST(test_plan_from_f16_needs_no_requantize_flag)
 {
-    inf_quantize_options o;
-    inf_quantize_options_init(&o, GGTK_TENSOR_Q8_0);
-    inf_quantize_error err;
+    inf_quantize_options o = inf_quantize_options_default(GGTK_TENSOR_Q8_0);
+    ggtk_error err;
     fixture_options f16 = {.matrix_type = GGTK_TENSOR_F16};
     inf_quantize_plan *plan = plan_fixture("from_f16.gguf", &f16, &o, &err);
     CHECK_MSG(plan, "%s", err.message);
@@ -195,27 +184,24 @@ TEST(test_plan_from_f16_needs_no_requantize_flag)
 
 TEST(test_plan_rejects_unsupported_types_and_bad_patterns)
 {
-    inf_quantize_options o;
-    inf_quantize_options_init(&o, GGTK_TENSOR_Q6_K);
-    inf_quantize_error err;
+    inf_quantize_options o = inf_quantize_options_default(GGTK_TENSOR_Q6_K);
+    ggtk_error err;
     fixture_options f = {0};
-    CHECK(plan_fixture("bad1.gguf", &f, &o, &err) == NULL && err.status == INF_QUANTIZE_ERR_USAGE);
-    inf_quantize_options_init(&o, GGTK_TENSOR_Q4_0);
+    CHECK(plan_fixture("bad1.gguf", &f, &o, &err) == NULL && err.status == GGTK_ERR_USAGE);
+    o = inf_quantize_options_default(GGTK_TENSOR_Q4_0);
     inf_quantize_tensor_rule bad = {"attn_(q", GGTK_TENSOR_Q8_0};
     o.tensor_rules = &bad;
     o.n_tensor_rules = 1;
-    CHECK(plan_fixture("bad2.gguf", &f, &o, &err) == NULL && err.status == INF_QUANTIZE_ERR_USAGE);
+    CHECK(plan_fixture("bad2.gguf", &f, &o, &err) == NULL && err.status == GGTK_ERR_USAGE);
     CHECK(strstr(err.message, "attn_(q"));
     o.n_tensor_rules = 0;
     o.output_type = GGTK_TENSOR_Q8_1; /* an activation type, never stored */
-    CHECK(plan_fixture("bad3.gguf", &f, &o, &err) == NULL && err.status == INF_QUANTIZE_ERR_USAGE);
+    CHECK(plan_fixture("bad3.gguf", &f, &o, &err) == NULL && err.status == GGTK_ERR_USAGE);
     CHECK(strstr(err.message, "q8_1"));
     CHECK(!inf_quantize_tensor_type_supported(GGTK_TENSOR_Q8_1));
     CHECK(inf_quantize_tensor_type_supported(GGTK_TENSOR_BF16));
-    inf_quantize_plan *plan = NULL;
-    CHECK(inf_quantize_plan_build(test_tmpfile("missing.gguf"), &o, &plan, &err) ==
-          INF_QUANTIZE_ERR_INPUT);
-    CHECK(plan == NULL && strstr(err.message, "missing.gguf"));
+    CHECK(inf_quantize_plan_new(test_tmpfile("missing.gguf"), &o, &err) == NULL);
+    CHECK(err.status == GGTK_ERR_IO && strstr(err.message, "missing.gguf"));
 }
 
 TEST(test_llama_ftype_values_match_llama_h)

@@ -14,18 +14,15 @@
 #include <unistd.h>
 
 /* Plan and run `input` -> `output` as `type` (pure) with `threads`; returns the status. */
-static inf_quantize_status quantize(const char *input, const char *output, ggtk_tensor_type type,
+static ggtk_status quantize(const char *input, const char *output, ggtk_tensor_type type,
                                     int threads, inf_quantize_tensor_stats *stats,
-                                    inf_quantize_error *err)
+                                    ggtk_error *err)
 {
-    inf_quantize_options o;
-    inf_quantize_options_init(&o, type);
+    inf_quantize_options o = inf_quantize_options_default(type);
     o.pure = true;
     o.n_threads = threads;
-    inf_quantize_plan *plan = NULL;
-    inf_quantize_status status = inf_quantize_plan_build(input, &o, &plan, err);
-    if (status == INF_QUANTIZE_OK)
-        status = inf_quantize_run(plan, output, NULL, stats, err);
+    inf_quantize_plan *plan = inf_quantize_plan_new(input, &o, err);
+    ggtk_status status = plan ? inf_quantize_run(plan, output, NULL, stats, err) : err->status;
     inf_quantize_plan_free(plan);
     return status;
 }
@@ -43,16 +40,15 @@ TEST(test_run_writes_the_planned_types_and_size)
     const char *dir = support_make_dir("run_planned");
     char *in = path_in(dir, "in.gguf"), *out = path_in(dir, "out.gguf");
     CHECK(fixture_write(in, &(fixture_options){.alignment = 64}));
-    inf_quantize_options o;
-    inf_quantize_options_init(&o, GGTK_TENSOR_Q4_1);
-    inf_quantize_plan *plan = NULL;
-    inf_quantize_error err;
-    CHECK_MSG(inf_quantize_plan_build(in, &o, &plan, &err) == INF_QUANTIZE_OK, "%s", err.message);
+    inf_quantize_options o = inf_quantize_options_default(GGTK_TENSOR_Q4_1);
+    ggtk_error err;
+    inf_quantize_plan *plan = inf_quantize_plan_new(in, &o, &err);
+    CHECK_MSG(plan, "%s", err.message);
     uint64_t expected_size = plan->file_size_after;
     inf_quantize_tensor_stats stats[16];
-    CHECK_MSG(inf_quantize_run(plan, out, NULL, stats, &err) == INF_QUANTIZE_OK, "%s",
+    CHECK_MSG(inf_quantize_run(plan, out, NULL, stats, &err) == GGTK_OK, "%s",
               err.message);
-    CHECK(inf_quantize_run(plan, out, NULL, NULL, &err) == INF_QUANTIZE_ERR_USAGE);
+    CHECK(inf_quantize_run(plan, out, NULL, NULL, &err) == GGTK_ERR_USAGE);
     ggtk_file *f = ggtk_open(out, GGTK_OPEN_MMAP, NULL);
     CHECK(f && ggtk_file_size(f) == expected_size && ggtk_alignment(f) == 64);
     for (int64_t i = 0; i < plan->n_tensors; i++) {
@@ -77,9 +73,9 @@ TEST(test_run_output_bytes_do_not_depend_on_thread_count)
     char *in = path_in(dir, "in.gguf"), *one = path_in(dir, "one.gguf");
     char *three = path_in(dir, "three.gguf");
     CHECK(fixture_write(in, &(fixture_options){0}));
-    inf_quantize_error err;
-    CHECK(quantize(in, one, GGTK_TENSOR_Q5_1, 1, NULL, &err) == INF_QUANTIZE_OK);
-    CHECK(quantize(in, three, GGTK_TENSOR_Q5_1, 3, NULL, &err) == INF_QUANTIZE_OK);
+    ggtk_error err;
+    CHECK(quantize(in, one, GGTK_TENSOR_Q5_1, 1, NULL, &err) == GGTK_OK);
+    CHECK(quantize(in, three, GGTK_TENSOR_Q5_1, 3, NULL, &err) == GGTK_OK);
     CHECK(support_same_bytes(one, three));
 }
 
@@ -93,9 +89,9 @@ TEST(test_run_relative_rmse_orders_the_types)
     double previous = -1.0;
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
         inf_quantize_tensor_stats stats[16];
-        inf_quantize_error err;
+        ggtk_error err;
         unlink(out);
-        CHECK_MSG(quantize(in, out, order[k], 0, stats, &err) == INF_QUANTIZE_OK, "%s",
+        CHECK_MSG(quantize(in, out, order[k], 0, stats, &err) == GGTK_OK, "%s",
                   err.message);
         const inf_quantize_tensor_stats *q = &stats[2]; /* blk.0.attn_q.weight */
         CHECK(q->rms > 0.01 && q->rms < 0.1);
@@ -118,8 +114,8 @@ static void check_poison_refused(const char *dir_name, float poison, ggtk_tensor
     CHECK(fixture_write(in, &f));
     FILE *old = fopen(out, "w");
     CHECK(old && fputs("old", old) >= 0 && fclose(old) == 0);
-    inf_quantize_error err;
-    CHECK(quantize(in, out, type, 2, NULL, &err) == INF_QUANTIZE_ERR_NONFINITE);
+    ggtk_error err;
+    CHECK(quantize(in, out, type, 2, NULL, &err) == GGTK_ERR_NONFINITE);
     CHECK_MSG(strstr(err.message, "blk.0.ffn_down.weight") && strstr(err.message, "row 17") &&
                   strstr(err.message, expect),
               "%s", err.message);
@@ -151,8 +147,8 @@ TEST(test_run_refuses_nan_even_in_tensors_it_copies)
     fixture_options f = {.poison_tensor = "blk.0.ffn_gate_inp.weight", .poison_row = 2,
                          .poison = NAN};
     CHECK(fixture_write(in, &f));
-    inf_quantize_error err;
-    CHECK(quantize(in, out, GGTK_TENSOR_Q8_0, 1, NULL, &err) == INF_QUANTIZE_ERR_NONFINITE);
+    ggtk_error err;
+    CHECK(quantize(in, out, GGTK_TENSOR_Q8_0, 1, NULL, &err) == GGTK_ERR_NONFINITE);
     CHECK(strstr(err.message, "blk.0.ffn_gate_inp.weight' row 2"));
     CHECK(access(out, F_OK) != 0 && support_dir_entries(dir) == 1);
 }
@@ -164,13 +160,13 @@ TEST(test_check_paths_refuses_same_path_hard_link_and_symlink)
     char *soft = path_in(dir, "soft.gguf"), *other = path_in(dir, "other.gguf");
     CHECK(fixture_write(in, &(fixture_options){0}));
     CHECK(link(in, hard) == 0 && symlink(in, soft) == 0);
-    inf_quantize_error err;
-    CHECK(inf_quantize_check_paths(in, in, &err) == INF_QUANTIZE_ERR_SAME_FILE);
-    CHECK(inf_quantize_check_paths(in, hard, &err) == INF_QUANTIZE_ERR_SAME_FILE);
+    ggtk_error err;
+    CHECK(inf_quantize_check_paths(in, in, &err) == GGTK_ERR_PATH);
+    CHECK(inf_quantize_check_paths(in, hard, &err) == GGTK_ERR_PATH);
     CHECK(strstr(err.message, "same inode"));
-    CHECK(inf_quantize_check_paths(in, soft, &err) == INF_QUANTIZE_ERR_SAME_FILE);
-    CHECK(inf_quantize_check_paths(in, other, &err) == INF_QUANTIZE_OK);
-    CHECK(quantize(in, hard, GGTK_TENSOR_Q8_0, 1, NULL, &err) == INF_QUANTIZE_ERR_SAME_FILE);
+    CHECK(inf_quantize_check_paths(in, soft, &err) == GGTK_ERR_PATH);
+    CHECK(inf_quantize_check_paths(in, other, &err) == GGTK_OK);
+    CHECK(quantize(in, hard, GGTK_TENSOR_Q8_0, 1, NULL, &err) == GGTK_ERR_PATH);
     CHECK(support_same_bytes(in, hard));
 }
 
@@ -204,14 +200,13 @@ TEST(test_run_reports_temp_file_and_progress)
     const char *dir = support_make_dir("run_progress");
     char *in = path_in(dir, "in.gguf"), *out = path_in(dir, "out.gguf");
     CHECK(fixture_write(in, &(fixture_options){0}));
-    inf_quantize_options o;
-    inf_quantize_options_init(&o, GGTK_TENSOR_Q8_0);
-    inf_quantize_plan *plan = NULL;
-    inf_quantize_error err;
-    CHECK(inf_quantize_plan_build(in, &o, &plan, &err) == INF_QUANTIZE_OK);
+    inf_quantize_options o = inf_quantize_options_default(GGTK_TENSOR_Q8_0);
+    ggtk_error err;
+    inf_quantize_plan *plan = inf_quantize_plan_new(in, &o, &err);
+    CHECK(plan);
     seen s = {.monotonic = true};
     inf_quantize_callbacks cb = {on_temp, on_progress, &s};
-    CHECK_MSG(inf_quantize_run(plan, out, &cb, NULL, &err) == INF_QUANTIZE_OK, "%s", err.message);
+    CHECK_MSG(inf_quantize_run(plan, out, &cb, NULL, &err) == GGTK_OK, "%s", err.message);
     CHECK(s.temp_existed && strstr(s.temp, "/.out.gguf.") && access(s.temp, F_OK) != 0);
     CHECK(s.monotonic && s.calls >= 1); /* after each batch; the fixture fits in one */
     CHECK(s.last_done == plan->data_size_before && s.total == plan->data_size_before);
@@ -231,10 +226,10 @@ TEST(test_run_reads_unaligned_f32_data)
     CHECK(f && ggtk_data_offset(f) % 4 != 0);
     ggtk_close(f);
     inf_quantize_tensor_stats s1[16], s32[16];
-    inf_quantize_error err;
-    CHECK_MSG(quantize(in1, out1, GGTK_TENSOR_Q8_0, 2, s1, &err) == INF_QUANTIZE_OK, "%s",
+    ggtk_error err;
+    CHECK_MSG(quantize(in1, out1, GGTK_TENSOR_Q8_0, 2, s1, &err) == GGTK_OK, "%s",
               err.message);
-    CHECK(quantize(in32, out32, GGTK_TENSOR_Q8_0, 2, s32, &err) == INF_QUANTIZE_OK);
+    CHECK(quantize(in32, out32, GGTK_TENSOR_Q8_0, 2, s32, &err) == GGTK_OK);
     ggtk_file *a = ggtk_open(out1, GGTK_OPEN_MMAP, NULL), *b = ggtk_open(out32, GGTK_OPEN_MMAP, NULL);
     CHECK(a && b && ggtk_tensor_count(a) == ggtk_tensor_count(b));
     for (int64_t i = 0; i < ggtk_tensor_count(a); i++) {
@@ -255,11 +250,11 @@ TEST(test_run_accepts_huge_finite_values_a_type_can_hold)
     fixture_options f = {.poison_tensor = "blk.0.ffn_down.weight", .poison_row = 9, .poison = 1e30f};
     CHECK(fixture_write(in, &f));
     inf_quantize_tensor_stats stats[16];
-    inf_quantize_error err;
-    CHECK_MSG(quantize(in, out, GGTK_TENSOR_BF16, 2, stats, &err) == INF_QUANTIZE_OK, "%s",
+    ggtk_error err;
+    CHECK_MSG(quantize(in, out, GGTK_TENSOR_BF16, 2, stats, &err) == GGTK_OK, "%s",
               err.message);
     CHECK(isfinite(stats[5].rms) && stats[5].rms > 1e26 && isfinite(stats[5].rel_rmse));
     unlink(out);
-    CHECK(quantize(in, out, GGTK_TENSOR_Q8_0, 2, NULL, &err) == INF_QUANTIZE_ERR_NONFINITE);
+    CHECK(quantize(in, out, GGTK_TENSOR_Q8_0, 2, NULL, &err) == GGTK_ERR_NONFINITE);
     CHECK_MSG(strstr(err.message, "row 9: values out of the range of q8_0"), "%s", err.message);
 }

@@ -41,11 +41,11 @@ static void check_chunks(inf_kld_base *b, size_t size)
         if (inf_kld_base_tokens(b)[i] < 0 || inf_kld_base_tokens(b)[i] >= n_vocab)
             abort();
     uint16_t *rows = malloc(n_rows * words * sizeof *rows);
-    char err[512];
+    ggtk_error err;
     for (int32_t c = 0; c < n_chunk; c++) {
-        err[0] = '\0';
-        if (inf_kld_base_read_chunk(b, c, rows, err, sizeof err) != INF_OK) {
-            if (!message_ok(err))
+        err.message[0] = '\0';
+        if (inf_kld_base_read_chunk(b, c, rows, &err) != GGTK_OK) {
+            if (!message_ok(err.message))
                 abort();
             continue;
         }
@@ -53,7 +53,7 @@ static void check_chunks(inf_kld_base *b, size_t size)
             if (!row_decodes(rows + r * words, n_vocab))
                 abort();
     }
-    if (inf_kld_base_read_chunk(b, n_chunk, rows, err, sizeof err) != INF_ERR_USAGE)
+    if (inf_kld_base_read_chunk(b, n_chunk, rows, &err) != GGTK_ERR_USAGE)
         abort();
     free(rows);
 }
@@ -65,10 +65,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FILE *file = fmemopen((void *)data, size, "rb");
     if (!file)
         abort();
-    char err[512] = "";
-    inf_kld_base *b = kld_base_open_stream(file, "fuzz", err, sizeof err);
+    ggtk_error err = {0};
+    inf_kld_base *b = kld_base_open_stream(file, "fuzz", &err);
     if (!b) {
-        if (!message_ok(err))
+        if (!message_ok(err.message))
             abort();
         return 0;
     }

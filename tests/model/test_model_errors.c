@@ -15,19 +15,20 @@ static int load_fails_with(const char *path, const char *needle, bool names_file
 {
     if (!path)
         return 0;
-    char err[512] = "";
-    inf_model *m = inf_model_load(path, NULL, err, sizeof err);
+    ggtk_error err = {0};
+    inf_model *m = inf_model_open(path, NULL, &err);
     inf_session *s = NULL;
     if (m) {
-        inf_session_params sp = inf_session_default_params();
+        inf_session_params sp = inf_session_params_default();
         sp.n_ctx = sp.n_batch = 64; /* the tiny models' context is 512 */
-        s = inf_session_new(m, &sp, err, sizeof err);
+        s = inf_session_new(m, &sp, &err);
         inf_session_free(s);
-        inf_model_free(m);
+        inf_model_close(m);
     }
-    int ok = !s && strstr(err, needle) && !strchr(err, '\n') && (!names_file || strstr(err, path));
+    int ok = !s && strstr(err.message, needle) && !strchr(err.message, '\n') &&
+             (!names_file || strstr(err.message, path));
     if (!ok)
-        fprintf(stderr, "    %s: '%s' (wanted '%s')\n", path, err, needle);
+        fprintf(stderr, "    %s: '%s' (wanted '%s')\n", path, err.message, needle);
     return ok;
 }
 
@@ -134,21 +135,21 @@ TEST(test_model_loads_quantized_weights_and_reads_them_from_memory)
 {
     const char *path = tiny_model("q8_0");
     CHECK(path != NULL);
-    char err[512];
+    ggtk_error err = {0};
     inf_model_params mp = {.use_mmap = false, .use_mlock = false};
-    inf_model *m = inf_model_load(path, &mp, err, sizeof err);
-    CHECK_MSG(m != NULL, "%s", err);
-    inf_session_params sp = inf_session_default_params();
+    inf_model *m = inf_model_open(path, &mp, &err);
+    CHECK_MSG(m != NULL, "%s", err.message);
+    inf_session_params sp = inf_session_params_default();
     sp.n_ctx = sp.n_batch = 64;
-    inf_session *s = inf_session_new(m, &sp, err, sizeof err);
-    CHECK_MSG(s != NULL, "%s", err);
+    inf_session *s = inf_session_new(m, &sp, &err);
+    CHECK_MSG(s != NULL, "%s", err.message);
     inf_token t[4] = {72, 101, 108, 108};
-    CHECK(inf_session_decode(s, t, 4, 3) == INF_OK);
+    CHECK(inf_session_decode(s, t, 4, 3, &err) == GGTK_OK);
     int32_t rows;
     const float *logits = inf_session_logits(s, &rows);
     CHECK(rows == 1);
     for (int i = 0; i < 265; i++)
         CHECK(logits[i] == logits[i]); /* no NaN */
     inf_session_free(s);
-    inf_model_free(m);
+    inf_model_close(m);
 }

@@ -16,10 +16,10 @@ static inf_model *load_real_model(void)
     const char *path = test_model_path();
     if (!path)
         SKIP("the real model is not fetched (make models)");
-    char err[512];
-    inf_model *m = inf_model_load(path, NULL, err, sizeof err);
+    ggtk_error err = {0};
+    inf_model *m = inf_model_open(path, NULL, &err);
     if (!m)
-        fprintf(stderr, "    %s\n", err);
+        fprintf(stderr, "    %s\n", err.message);
     return m;
 }
 
@@ -36,7 +36,7 @@ TEST(test_smollm2_hyper_parameters_and_tied_output)
     /* llama.cpp prints "model params = 134.52 M"; the file has no output.weight. */
     CHECK(inf_model_n_params(m) == 134515008);
     CHECK(ggtk_find_tensor(inf_model_get_file(m), "output.weight") < 0);
-    inf_model_free(m);
+    inf_model_close(m);
 }
 
 TEST(test_smollm2_tokenizes_the_evaluation_text_as_llama_cpp)
@@ -51,7 +51,7 @@ TEST(test_smollm2_tokenizes_the_evaluation_text_as_llama_cpp)
     const inf_vocab *vocab = inf_model_get_vocab(m);
     CHECK(!inf_vocab_adds_bos(vocab)); /* add_bos_token = false: no BOS anywhere */
     inf_token *tokens = NULL;
-    CHECK(inf_vocab_tokenize(vocab, text, len, INF_TOKENIZE_ADD_SPECIAL, &tokens, &n) == 0);
+    CHECK(inf_vocab_tokenize(vocab, text, len, INF_TOKENIZE_ADD_SPECIAL, &tokens, &n, NULL) == GGTK_OK);
     /* llama-tokenize -f licenses.txt --ids: 28625 ids starting with these. */
     static const inf_token first[] = {42185, 28807, 35185, 49126, 35696, 45581, 41026, 16997,
                                       13867, 216, 35, 28, 216, 34, 41, 4019};
@@ -59,21 +59,21 @@ TEST(test_smollm2_tokenizes_the_evaluation_text_as_llama_cpp)
     CHECK(memcmp(tokens, first, sizeof first) == 0);
     free(tokens);
     free(text);
-    inf_model_free(m);
+    inf_model_close(m);
 }
 
 TEST(test_smollm2_completes_a_short_prompt_sensibly)
 {
     inf_model *m = load_real_model();
     CHECK(m != NULL);
-    char err[512];
-    inf_session_params sp = inf_session_default_params();
+    ggtk_error err = {0};
+    inf_session_params sp = inf_session_params_default();
     sp.n_ctx = sp.n_batch = 16;
     sp.n_threads = 2;
-    inf_session *s = inf_session_new(m, &sp, err, sizeof err);
-    CHECK_MSG(s != NULL, "%s", err);
+    inf_session *s = inf_session_new(m, &sp, &err);
+    CHECK_MSG(s != NULL, "%s", err.message);
     static const inf_token prompt[] = {504, 3575, 282, 4649, 314}; /* "The capital of France is" */
-    CHECK(inf_session_decode(s, prompt, 5, 0) == INF_OK);
+    CHECK(inf_session_decode(s, prompt, 5, 0, &err) == GGTK_OK);
     int32_t rows;
     const float *logits = inf_session_logits(s, &rows);
     CHECK(rows == 5);
@@ -90,26 +90,26 @@ TEST(test_smollm2_completes_a_short_prompt_sensibly)
     /* and the model is confident, as a trained model is */
     CHECK(inf_token_nll(last, 49152, best) < 1.5);
     inf_session_free(s);
-    inf_model_free(m);
+    inf_model_close(m);
 }
 
 TEST(test_smollm2_split_batches_give_the_same_logits)
 {
     inf_model *m = load_real_model();
     CHECK(m != NULL);
-    char err[512];
+    ggtk_error err = {0};
     static const inf_token prompt[] = {504, 3575, 282, 4649, 314, 7042, 30, 378};
     float *whole = malloc(8 * 49152 * sizeof *whole);
     CHECK(whole != NULL);
     int32_t batches[2] = {8, 3};
     for (int b = 0; b < 2; b++) {
-        inf_session_params sp = inf_session_default_params();
+        inf_session_params sp = inf_session_params_default();
         sp.n_ctx = 8;
         sp.n_batch = batches[b];
         sp.n_threads = 2;
-        inf_session *s = inf_session_new(m, &sp, err, sizeof err);
-        CHECK_MSG(s != NULL, "%s", err);
-        CHECK(inf_session_decode(s, prompt, 8, 4) == INF_OK);
+        inf_session *s = inf_session_new(m, &sp, &err);
+        CHECK_MSG(s != NULL, "%s", err.message);
+        CHECK(inf_session_decode(s, prompt, 8, 4, &err) == GGTK_OK);
         int32_t rows;
         const float *logits = inf_session_logits(s, &rows);
         CHECK(rows == 4);
@@ -126,5 +126,5 @@ TEST(test_smollm2_split_batches_give_the_same_logits)
         inf_session_free(s);
     }
     free(whole);
-    inf_model_free(m);
+    inf_model_close(m);
 }

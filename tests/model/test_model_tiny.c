@@ -25,14 +25,14 @@ static int oracle_agrees(const char *variant, int32_t n_tokens, int32_t n_batch,
     const char *model_path = tiny_model(variant);
     if (!model_path)
         return 0;
-    char err[512];
-    inf_model *model = inf_model_load(model_path, NULL, err, sizeof err);
+    ggtk_error err = {0};
+    inf_model *model = inf_model_open(model_path, NULL, &err);
     if (!model) {
-        fprintf(stderr, "    %s\n", err);
+        fprintf(stderr, "    %s\n", err.message);
         return 0;
     }
     inf_session_params sp = {.n_ctx = 512, .n_batch = n_batch, .n_threads = 2, .kv_type = kv};
-    inf_session *s = inf_session_new(model, &sp, err, sizeof err);
+    inf_session *s = inf_session_new(model, &sp, &err);
     int32_t n_vocab = (int32_t)inf_model_get_hparams(model)->n_vocab;
     inf_token *tokens = malloc((size_t)n_tokens * sizeof *tokens);
     float *all = malloc((size_t)n_tokens * n_vocab * sizeof *all);
@@ -44,7 +44,7 @@ static int oracle_agrees(const char *variant, int32_t n_tokens, int32_t n_batch,
         bool last = p + 1 == pieces;
         int32_t n = last ? n_tokens - done : n_tokens / pieces;
         int32_t out = last ? first - done : 0, rows = 0;
-        ok = inf_session_decode(s, tokens + done, n, out) == INF_OK;
+        ok = inf_session_decode(s, tokens + done, n, out, &err) == GGTK_OK;
         const float *logits = ok ? inf_session_logits(s, &rows) : NULL;
         ok = ok && rows == n - out;
         if (ok && last)
@@ -53,7 +53,7 @@ static int oracle_agrees(const char *variant, int32_t n_tokens, int32_t n_batch,
         done += n;
     }
     if (!ok)
-        fprintf(stderr, "    decode failed: %s\n", s ? inf_session_error(s) : err);
+        fprintf(stderr, "    decode failed: %s\n", err.message);
     char path[512];
     snprintf(path, sizeof path, "%s", test_tmpfile("logits.f32"));
     FILE *f = fopen(path, "wb");
@@ -79,7 +79,7 @@ static int oracle_agrees(const char *variant, int32_t n_tokens, int32_t n_batch,
     free(all);
     free(tokens);
     inf_session_free(s);
-    inf_model_free(model);
+    inf_model_close(model);
     return ok;
 }
 
@@ -118,50 +118,51 @@ TEST(test_model_tiny_reads_hyper_parameters)
 {
     const char *path = tiny_model("default");
     CHECK(path != NULL);
-    char err[512];
-    inf_model *m = inf_model_load(path, NULL, err, sizeof err);
-    CHECK_MSG(m != NULL, "%s", err);
+    ggtk_error err = {0};
+    inf_model *m = inf_model_open(path, NULL, &err);
+    CHECK_MSG(m != NULL, "%s", err.message);
     const inf_model_hparams *hp = inf_model_get_hparams(m);
     CHECK(hp->n_layer == 2 && hp->n_embd == 64 && hp->n_head == 4 && hp->n_head_kv == 2);
     CHECK(hp->n_ff == 96 && hp->n_embd_head == 16 && hp->n_rot == 16 && hp->n_ctx_train == 512);
     CHECK(hp->n_vocab == 265 && fabsf(hp->rope_freq_scale - 0.5f) < 1e-7f);
     CHECK(fabsf(hp->rope_freq_base - 10000.0f) < 1e-3f && fabsf(hp->rms_eps - 1e-5f) < 1e-10f);
-    inf_model_free(m);
+    inf_model_close(m);
 }
 
 TEST(test_session_rejects_bad_decodes)
 {
     const char *path = tiny_model("default");
     CHECK(path != NULL);
-    char err[512];
-    inf_model *m = inf_model_load(path, NULL, err, sizeof err);
+    ggtk_error err = {0};
+    inf_model *m = inf_model_open(path, NULL, &err);
     CHECK(m != NULL);
     inf_session_params sp = {.n_ctx = 8, .n_batch = 8, .n_threads = 1, .kv_type = GGTK_TENSOR_F16};
-    inf_session *s = inf_session_new(m, &sp, err, sizeof err);
-    CHECK_MSG(s != NULL, "%s", err);
+    inf_session *s = inf_session_new(m, &sp, &err);
+    CHECK_MSG(s != NULL, "%s", err.message);
     inf_token bad[2] = {5, 265};
-    CHECK(inf_session_decode(s, bad, 2, 0) == INF_ERR_INVALID);
-    CHECK(strstr(inf_session_error(s), "outside the vocabulary"));
+    CHECK(inf_session_decode(s, bad, 2, 0, &err) == GGTK_ERR_INVALID);
+    CHECK(err.status == GGTK_ERR_INVALID && strstr(err.message, "outside the vocabulary"));
+    CHECK(strstr(err.message, "token 265 at index 1"));
     inf_token ok[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-    CHECK(inf_session_decode(s, ok, 6, 6) == INF_OK);
+    CHECK(inf_session_decode(s, ok, 6, 6, &err) == GGTK_OK);
     CHECK(inf_session_n_past(s) == 6);
     int32_t rows = -1;
     inf_session_logits(s, &rows);
     CHECK(rows == 0);
-    CHECK(inf_session_decode(s, ok, 3, 0) == INF_ERR_INVALID);
-    CHECK(strstr(inf_session_error(s), "do not fit"));
+    CHECK(inf_session_decode(s, ok, 3, 0, &err) == GGTK_ERR_INVALID);
+    CHECK(strstr(err.message, "do not fit"));
     inf_session_reset(s);
-    CHECK(inf_session_decode(s, ok, 8, 7) == INF_OK);
+    CHECK(inf_session_decode(s, ok, 8, 7, &err) == GGTK_OK);
     inf_session_logits(s, &rows);
     CHECK(rows == 1);
     inf_session_free(s);
 
     sp.n_ctx = 513; /* above the model's context of 512 */
-    CHECK(inf_session_new(m, &sp, err, sizeof err) == NULL);
-    CHECK(strstr(err, "trained for 512"));
+    CHECK(inf_session_new(m, &sp, &err) == NULL);
+    CHECK(err.status == GGTK_ERR_INVALID && strstr(err.message, "trained for 512"));
     sp.n_ctx = 16;
     sp.n_batch = 17;
-    CHECK(inf_session_new(m, &sp, err, sizeof err) == NULL);
-    CHECK(strstr(err, "batch of 17"));
-    inf_model_free(m);
+    CHECK(inf_session_new(m, &sp, &err) == NULL);
+    CHECK(strstr(err.message, "batch of 17"));
+    inf_model_close(m);
 }

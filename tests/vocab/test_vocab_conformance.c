@@ -209,11 +209,11 @@ TEST(test_vocab_random_bytes_tokenize_and_spm_gives_them_back)
         inf_token *ids = NULL;
         size_t n = 0;
         unsigned flags = INF_TOKENIZE_PARSE_SPECIAL | INF_TOKENIZE_ADD_SPECIAL;
-        CHECK(inf_vocab_tokenize(gpt2.vocab, text, len, flags, &ids, &n) == 0 && n > 0);
+        CHECK(inf_vocab_tokenize(gpt2.vocab, text, len, flags, &ids, &n, NULL) == GGTK_OK && n > 0);
         CHECK(inf_vocab_detokenize(gpt2.vocab, ids, n, 0, back, sizeof back) > 0);
         free(ids);
         /* SPM keeps raw bytes (byte fallback), so they come back exactly. */
-        CHECK(inf_vocab_tokenize(spm.vocab, text, len, 0, &ids, &n) == 0 && n > 0);
+        CHECK(inf_vocab_tokenize(spm.vocab, text, len, 0, &ids, &n, NULL) == GGTK_OK && n > 0);
         int64_t got = inf_vocab_detokenize(spm.vocab, ids, n, INF_DETOKENIZE_STRIP_SPACE_PREFIX, back, sizeof back);
         CHECK_MSG(got == (int64_t)len && memcmp(back, text, len) == 0, "seed %u: %lld of %zu bytes back",
                   (unsigned)seed, (long long)got, len);

@@ -91,7 +91,7 @@ static int write_our_ids(const inf_vocab *v, const char *dir)
         char *text = vt_read_file(path, &size);
         inf_token *ids = NULL;
         size_t n = 0;
-        if (!text || inf_vocab_tokenize(v, text, size, INF_TOKENIZE_PARSE_SPECIAL, &ids, &n) != 0) {
+        if (!text || inf_vocab_tokenize(v, text, size, INF_TOKENIZE_PARSE_SPECIAL, &ids, &n, NULL) != GGTK_OK) {
             free(text);
             free(list);
             return -1;
@@ -153,7 +153,7 @@ TEST(test_vocab_tokenizes_a_megabyte_well_under_a_second)
     double start = seconds_now();
     inf_token *ids = NULL;
     size_t n = 0;
-    CHECK(inf_vocab_tokenize(v, text, size, 0, &ids, &n) == 0);
+    CHECK(inf_vocab_tokenize(v, text, size, 0, &ids, &n, NULL) == GGTK_OK);
     double elapsed = seconds_now() - start;
     fprintf(stderr, "    1 MiB -> %zu tokens in %.3f s\n", n, elapsed);
     CHECK(n > 200000);

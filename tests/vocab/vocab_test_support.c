@@ -15,7 +15,10 @@ inf_vocab *vt_load(const char *path, char *err, size_t err_size)
         snprintf(err, err_size, "%s", gerr.message);
         return NULL;
     }
-    inf_vocab *vocab = inf_vocab_load(file, err, err_size);
+    ggtk_error verr;
+    inf_vocab *vocab = inf_vocab_new(file, &verr);
+    if (!vocab)
+        snprintf(err, err_size, "%s", verr.message);
     ggtk_close(file);
     return vocab;
 }
@@ -52,7 +55,7 @@ char *vt_read_file(const char *path, size_t *size)
 inf_token *vt_tokenize(const inf_vocab *vocab, const char *text, unsigned flags, size_t *n)
 {
     inf_token *ids = NULL;
-    if (inf_vocab_tokenize(vocab, text, strlen(text), flags, &ids, n) != 0) {
+    if (inf_vocab_tokenize(vocab, text, strlen(text), flags, &ids, n, NULL) != GGTK_OK) {
         *n = 0;
         return NULL;
     }

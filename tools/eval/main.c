@@ -25,7 +25,7 @@ typedef struct eval_state {
     size_t n_tokens;
     char member[256];
     eval_history history;
-    char err[1024];
+    ggtk_error err; /* the failure main() reports */
 } eval_state;
 
 static double now_seconds(void)
@@ -35,9 +35,9 @@ static double now_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int fail(const char *message)
+static int fail(const ggtk_error *err)
 {
-    fprintf(stderr, "gguf-eval: error: %s\n", message);
+    fprintf(stderr, "gguf-eval: error: %s\n", err->message);
     return EXIT_FAILED;
 }
 
@@ -46,25 +46,24 @@ static bool load_text(eval_state *st)
 {
     char *text;
     size_t len;
-    ggtk_error err;
-    if (text_file_read(st->opts.text, &text, &len, st->member, sizeof st->member, &err) != GGTK_OK) {
-        snprintf(st->err, sizeof st->err, "%s", err.message);
+    if (text_file_read(st->opts.text, &text, &len, st->member, sizeof st->member, &st->err) !=
+        GGTK_OK)
         return false;
-    }
     const inf_vocab *vocab = inf_model_get_vocab(st->model);
     if (inf_vocab_adds_eos(vocab)) {
-        snprintf(st->err, sizeof st->err, "%s: the vocabulary appends EOS to every text, which "
-                 "perplexity does not support (as in llama-perplexity)", st->opts.model);
+        ggtk_error_set(&st->err, GGTK_ERR_UNSUPPORTED, GGTK_NO_OFFSET,
+                       "%s: the vocabulary appends EOS to every text, which perplexity does not "
+                       "support (as in llama-perplexity)", st->opts.model);
         free(text);
         return false;
     }
-    int rc = inf_vocab_tokenize(vocab, text, len, INF_TOKENIZE_ADD_SPECIAL, &st->tokens,
-                                &st->n_tokens);
+    ggtk_status status = inf_vocab_tokenize(vocab, text, len, INF_TOKENIZE_ADD_SPECIAL,
+                                            &st->tokens, &st->n_tokens, &st->err);
     free(text);
-    if (rc != 0)
-        snprintf(st->err, sizeof st->err, "%s: tokenizing failed (out of memory or text over "
-                 "4 GiB)", st->opts.text);
-    return rc == 0;
+    if (status != GGTK_OK)
+        ggtk_error_set(&st->err, status, GGTK_NO_OFFSET,
+                       "%s: tokenizing failed (out of memory or text over 4 GiB)", st->opts.text);
+    return status == GGTK_OK;
 }
 
 /* Model, session, and the tokens (from the text or the base file). */
@@ -72,26 +71,27 @@ static bool prepare(eval_state *st)
 {
     inf_model_params mp = {.use_mmap = st->opts.use_mmap, .use_mlock = st->opts.use_mlock};
     double start = now_seconds();
-    st->model = inf_model_load(st->opts.model, &mp, st->err, sizeof st->err);
+    st->model = inf_model_open(st->opts.model, &mp, &st->err);
     st->load_seconds = now_seconds() - start;
     if (!st->model)
         return false;
     int32_t n_ctx = st->opts.n_ctx;
     if (st->opts.kld) {
-        st->base = inf_kld_base_open(st->opts.kld_base, st->err, sizeof st->err);
+        st->base = inf_kld_base_open(st->opts.kld_base, &st->err);
         if (!st->base)
             return false;
         if (st->opts.n_ctx_given && st->opts.n_ctx != inf_kld_base_n_ctx(st->base)) {
-            snprintf(st->err, sizeof st->err, "-c %d differs from the base file's context of %d "
-                     "(leave -c out to use it)", st->opts.n_ctx, inf_kld_base_n_ctx(st->base));
+            ggtk_error_set(&st->err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+                           "-c %d differs from the base file's context of %d (leave -c out to "
+                           "use it)", st->opts.n_ctx, inf_kld_base_n_ctx(st->base));
             return false;
         }
         n_ctx = inf_kld_base_n_ctx(st->base);
     }
     uint32_t n_ctx_train = inf_model_get_hparams(st->model)->n_ctx_train;
     if ((uint32_t)n_ctx > n_ctx_train) {
-        snprintf(st->err, sizeof st->err, "-c %d exceeds the model's context length of %u",
-                 n_ctx, n_ctx_train);
+        ggtk_error_set(&st->err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+                       "-c %d exceeds the model's context length of %u", n_ctx, n_ctx_train);
         return false;
     }
     if (!st->opts.kld && !load_text(st))
@@ -101,14 +101,14 @@ static bool prepare(eval_state *st)
                              .n_threads = st->opts.n_threads > 0 ? st->opts.n_threads
                                                                  : (int)sysconf(_SC_NPROCESSORS_ONLN),
                              .kv_type = st->opts.kv_type};
-    st->session = inf_session_new(st->model, &sp, st->err, sizeof st->err);
+    st->session = inf_session_new(st->model, &sp, &st->err);
     if (!st->session)
         return false;
     inf_perplexity_params pp = {.n_ctx = n_ctx, .n_chunks = st->opts.n_chunks,
                                 .kld_base_out = st->opts.kld ? NULL : st->opts.kld_base,
                                 .kld_base_in = st->base};
     st->run = inf_perplexity_new(st->session, st->opts.kld ? NULL : st->tokens, st->n_tokens, &pp,
-                                 st->err, sizeof st->err);
+                                 &st->err);
     return st->run != NULL;
 }
 
@@ -131,7 +131,7 @@ static bool run_chunks(eval_state *st, double *seconds)
     h->chunk_ppl = calloc((size_t)n, sizeof *h->chunk_ppl);
     h->chunk_kld = st->base ? calloc((size_t)n, sizeof *h->chunk_kld) : NULL;
     if (!h->ppl || !h->chunk_ppl || (st->base && !h->chunk_kld)) {
-        snprintf(st->err, sizeof st->err, "out of memory");
+        ggtk_error_set(&st->err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
         return false;
     }
     bool tty_out = isatty(STDOUT_FILENO), tty_err = isatty(STDERR_FILENO);
@@ -139,7 +139,7 @@ static bool run_chunks(eval_state *st, double *seconds)
     double start = now_seconds();
     for (int32_t i = 0; i < n; i++) {
         inf_chunk_result r;
-        if (inf_perplexity_next(st->run, &r, st->err, sizeof st->err) != INF_OK)
+        if (inf_perplexity_next(st->run, &r, &st->err) != GGTK_OK)
             return false;
         h->ppl[i] = r.ppl;
         h->chunk_ppl[i] = r.chunk_ppl;
@@ -155,7 +155,7 @@ static bool run_chunks(eval_state *st, double *seconds)
     if (tty_err)
         fputs("\r\033[K", stderr);
     *seconds = now_seconds() - start;
-    return inf_perplexity_finish(st->run, st->err, sizeof st->err) == INF_OK;
+    return inf_perplexity_finish(st->run, &st->err) == GGTK_OK;
 }
 
 static bool write_plot(eval_state *st)
@@ -165,12 +165,8 @@ static bool write_plot(eval_state *st)
     char title[512];
     snprintf(title, sizeof title, "%s%s%s", st->opts.model, st->base ? " vs base " : "",
              st->base ? st->opts.kld_base : "");
-    ggtk_error err;
-    if (plot_svg_write(st->opts.plot, title, st->history.chunk_ppl, st->history.ppl,
-                       st->history.chunk_kld, st->history.n, &err) == GGTK_OK)
-        return true;
-    snprintf(st->err, sizeof st->err, "%s", err.message);
-    return false;
+    return plot_svg_write(st->opts.plot, title, st->history.chunk_ppl, st->history.ppl,
+                          st->history.chunk_kld, st->history.n, &st->err) == GGTK_OK;
 }
 
 static void free_state(eval_state *st)
@@ -178,7 +174,7 @@ static void free_state(eval_state *st)
     inf_perplexity_free(st->run);
     inf_session_free(st->session);
     inf_kld_base_close(st->base);
-    inf_model_free(st->model);
+    inf_model_close(st->model);
     free(st->tokens);
     free(st->history.ppl);
     free(st->history.chunk_ppl);
@@ -195,7 +191,7 @@ int main(int argc, char **argv)
     eval_summary summary = {.opts = &st.opts, .text_member = st.member};
     double seconds = 0;
     if (!prepare(&st)) {
-        rc = fail(st.err);
+        rc = fail(&st.err);
         free_state(&st);
         return rc;
     }
@@ -211,7 +207,7 @@ int main(int argc, char **argv)
     bool ran = run_chunks(&st, &seconds);
     eval_signals_done();
     if (!ran || !write_plot(&st)) {
-        rc = fail(st.err);
+        rc = fail(&st.err);
         free_state(&st);
         return rc;
     }

@@ -184,7 +184,7 @@ static int assign_positionals(tool_args *args, char **positional, int n)
 int tool_args_parse(tool_args *args, int argc, char **argv, bool *exit_now)
 {
     memset(args, 0, sizeof *args);
-    inf_quantize_options_init(&args->options, GGTK_TENSOR_F32);
+    args->options = inf_quantize_options_default(GGTK_TENSOR_F32);
     *exit_now = false;
     char *positional[3];
     int n_positional = 0;

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static int fail(const inf_quantize_error *err)
+static int fail(const ggtk_error *err)
 {
     fprintf(stderr, "gguf-quantize: error: %s\n", err->message);
-    return err->status == INF_QUANTIZE_ERR_USAGE ? EXIT_USAGE : EXIT_FAILED;
+    return err->status == GGTK_ERR_USAGE ? EXIT_USAGE : EXIT_FAILED;
 }
 
 static int run_plan(inf_quantize_plan *plan, const tool_args *args)
@@ -23,13 +23,13 @@ static int run_plan(inf_quantize_plan *plan, const tool_args *args)
     tool_progress_init(&progress, args->quiet);
     inf_quantize_callbacks callbacks = {tool_signals_on_temp_file, tool_progress_update,
                                         &progress};
-    inf_quantize_error err;
-    inf_quantize_status status = inf_quantize_run(plan, args->output, &callbacks, stats, &err);
+    ggtk_error err;
+    ggtk_status status = inf_quantize_run(plan, args->output, &callbacks, stats, &err);
     tool_signals_done();
     tool_progress_end(&progress);
     double seconds = tool_now() - progress.start;
     int rc = 0;
-    if (status != INF_QUANTIZE_OK)
+    if (status != GGTK_OK)
         rc = fail(&err);
     else if (!args->quiet)
         tool_report_run(plan, stats, seconds);
@@ -62,12 +62,12 @@ int main(int argc, char **argv)
     }
     /* Blocked until the temporary output exists, so that an interrupt always finds it. */
     tool_signals_install();
-    inf_quantize_error err;
+    ggtk_error err;
     inf_quantize_plan *plan = NULL;
     if (args.output && !args.dry_run &&
-        inf_quantize_check_paths(args.input, args.output, &err) != INF_QUANTIZE_OK)
+        inf_quantize_check_paths(args.input, args.output, &err) != GGTK_OK)
         rc = fail(&err);
-    else if (inf_quantize_plan_build(args.input, &args.options, &plan, &err) != INF_QUANTIZE_OK)
+    else if (!(plan = inf_quantize_plan_new(args.input, &args.options, &err)))
         rc = fail(&err);
     else {
         tool_report_warnings(plan);

@@ -15,6 +15,8 @@
  * when the graph's shape differs from the planned one, and allocates a buffer of exactly the
  * planned size when the current one is smaller.
  *
+ * Errors: see <ggtk/error.h>; offsets are GGTK_NO_OFFSET.
+ *
  * Thread-safety: one thread at a time per allocator.
  */
 #ifndef INF_ALLOC_H
@@ -28,7 +30,7 @@
 
 #include <ggtk/inf_backend.h>
 #include <ggtk/inf_graph.h>
-#include <ggtk/inf_status.h>
+#include <ggtk/error.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,15 +46,17 @@ GGTK_API inf_graph_allocator *inf_graph_allocator_new(inf_backend *backend);
 GGTK_API void inf_graph_allocator_free(inf_graph_allocator *alloc);
 
 /* Measure pass: plan `graph` and remember the plan and its buffer size, without allocating the
- * buffer or touching any tensor. INF_ERR_INVALID for a graph with a view whose source has no
- * memory and is not in the graph; INF_ERR_NOMEM when out of memory. */
-GGTK_API inf_status inf_graph_allocator_reserve(inf_graph_allocator *alloc, const inf_graph *graph);
+ * buffer or touching any tensor. GGTK_ERR_INVALID for a graph with a view whose source has no
+ * memory and is not in the graph; GGTK_ERR_NOMEM when out of memory. */
+GGTK_API ggtk_status inf_graph_allocator_reserve(inf_graph_allocator *alloc, const inf_graph *graph,
+                                                 ggtk_error *err);
 
 /* Give every tensor of `graph` that needs memory its place: plan again when the graph's shape
  * differs from the last plan, (re)allocate the compute buffer when it is smaller than the plan,
- * then set data pointers (views from their sources). Errors as for reserve(), plus INF_ERR_NOMEM
+ * then set data pointers (views from their sources). Errors as for reserve(), plus GGTK_ERR_NOMEM
  * when the buffer cannot be allocated. */
-GGTK_API inf_status inf_graph_allocator_alloc(inf_graph_allocator *alloc, inf_graph *graph);
+GGTK_API ggtk_status inf_graph_allocator_alloc(inf_graph_allocator *alloc, inf_graph *graph,
+                                               ggtk_error *err);
 
 /* Facts about the last plan. */
 typedef struct inf_alloc_stats {
@@ -72,11 +76,11 @@ GGTK_API inf_buffer *inf_graph_allocator_buffer(const inf_graph_allocator *alloc
 
 /* Debugging: fill with `pattern` every byte of the compute buffer that the plan gives back after
  * node `node_index` of the allocated graph has run. Called from an inf_node_observer, it proves no
- * live tensor is overwritten: a wrong plan then corrupts a result. INF_ERR_USAGE when `graph` is not
- * the graph last allocated or the index is out of range. */
-GGTK_API inf_status inf_graph_allocator_poison_released(const inf_graph_allocator *alloc,
-                                               const inf_graph *graph, int node_index,
-                                               uint8_t pattern);
+ * live tensor is overwritten: a wrong plan then corrupts a result. GGTK_ERR_USAGE when `graph` is
+ * not the graph last allocated or the index is out of range. */
+GGTK_API ggtk_status inf_graph_allocator_poison_released(const inf_graph_allocator *alloc,
+                                                         const inf_graph *graph, int node_index,
+                                                         uint8_t pattern, ggtk_error *err);
 
 #ifdef __cplusplus
 }

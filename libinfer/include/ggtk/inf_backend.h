@@ -11,6 +11,9 @@
  * A backend executes graphs. The CPU backend runs each node with an OpenMP thread team; it sizes
  * one shared work buffer (quantized activations, packed panels) once per graph.
  *
+ * Errors: see <ggtk/error.h>; nothing here concerns a byte of a file except inf_buffer_map_file()'s
+ * range, so other offsets are GGTK_NO_OFFSET. Lifecycle verbs: see <ggtk/inf_tensor.h>.
+ *
  * Thread-safety: a buffer or backend may be used by one thread at a time; the CPU backend uses
  * its own threads inside inf_backend_compute().
  */
@@ -24,7 +27,7 @@
 #include <stdint.h>
 
 #include <ggtk/inf_graph.h>
-#include <ggtk/inf_status.h>
+#include <ggtk/error.h>
 #include <ggtk/inf_tensor.h>
 
 #ifdef __cplusplus
@@ -66,10 +69,11 @@ GGTK_API inf_buffer *inf_buffer_host_new(size_t size, size_t alignment);
 GGTK_API inf_buffer *inf_buffer_wrap(void *base, size_t size, bool read_only);
 
 /* A read-only private mmap of `size` bytes of file `path` starting at byte `offset` (which need
- * not be page-aligned). NULL on failure, with a one-line message in `err` (of `err_size` bytes,
- * may be NULL) naming the file and the reason. */
-GGTK_API inf_buffer *inf_buffer_map_file(const char *path, uint64_t offset, size_t size, char *err,
-                                size_t err_size);
+ * not be page-aligned). NULL on failure, with `err` naming the file and the reason: GGTK_ERR_IO
+ * (cannot open, mmap failed), GGTK_ERR_LAYOUT (the range is not inside the file; the error's
+ * offset is `offset`), GGTK_ERR_NOMEM. */
+GGTK_API inf_buffer *inf_buffer_map_file(const char *path, uint64_t offset, size_t size,
+                                         ggtk_error *err);
 
 /* A buffer of another kind, for device backends: wraps the given fields in a new inf_buffer that
  * inf_buffer_free() releases through ops->release. NULL when out of memory. */
@@ -79,24 +83,29 @@ GGTK_API inf_buffer *inf_buffer_new_custom(const inf_buffer_ops *ops, void *base
 /* Release the buffer and what it owns. Tensors placed in it keep dangling pointers. NULL ok. */
 GGTK_API void inf_buffer_free(inf_buffer *buffer);
 
-/* Fill the whole buffer with `value` (refused for read-only buffers: INF_ERR_USAGE). */
-GGTK_API inf_status inf_buffer_fill(inf_buffer *buffer, uint8_t value);
+/* Fill the whole buffer with `value` (refused for read-only buffers: GGTK_ERR_USAGE). */
+GGTK_API ggtk_status inf_buffer_fill(inf_buffer *buffer, uint8_t value, ggtk_error *err);
 
 /* Give `tensor` (not a view, data NULL) the memory at `offset` bytes into `buffer`; every view
  * of it made afterwards, and views of it already made, get their data from it when a graph is
- * allocated or computed. INF_ERR_INVALID when the tensor does not fit or already has data. */
-GGTK_API inf_status inf_buffer_place_tensor(inf_buffer *buffer, inf_tensor *tensor, size_t offset);
+ * allocated or computed. GGTK_ERR_INVALID when the tensor does not fit, is a view or already has
+ * data. */
+GGTK_API ggtk_status inf_buffer_place_tensor(inf_buffer *buffer, inf_tensor *tensor, size_t offset,
+                                             ggtk_error *err);
 
 /* Give `tensor` memory that already holds its data, at address `data` inside `buffer` (weights in
- * a mapped or wrapped file: zero copy). INF_ERR_INVALID when [data, data + nbytes) is not inside
- * the buffer. */
-GGTK_API inf_status inf_buffer_bind_tensor(inf_buffer *buffer, inf_tensor *tensor, const void *data);
+ * a mapped or wrapped file: zero copy). GGTK_ERR_INVALID when the tensor is a view or
+ * [data, data + nbytes) is not inside the buffer. */
+GGTK_API ggtk_status inf_buffer_bind_tensor(inf_buffer *buffer, inf_tensor *tensor, const void *data,
+                                            ggtk_error *err);
 
 /* Copy `size` bytes from host memory into the tensor's memory at byte `offset` / out of it. The
  * tensor (or its view_src) must have memory; the range must lie inside inf_tensor_nbytes().
- * INF_ERR_USAGE otherwise, or when writing into a read-only buffer. */
-GGTK_API inf_status inf_tensor_write(inf_tensor *tensor, const void *data, size_t offset, size_t size);
-GGTK_API inf_status inf_tensor_read(const inf_tensor *tensor, void *data, size_t offset, size_t size);
+ * GGTK_ERR_USAGE otherwise, or when writing into a read-only buffer. */
+GGTK_API ggtk_status inf_tensor_write(inf_tensor *tensor, const void *data, size_t offset, size_t size,
+                                      ggtk_error *err);
+GGTK_API ggtk_status inf_tensor_read(const inf_tensor *tensor, void *data, size_t offset, size_t size,
+                                     ggtk_error *err);
 
 /* ---------------------------------------------------------------------------------------------
  * Backends
@@ -125,22 +134,21 @@ GGTK_API inf_buffer *inf_backend_alloc_buffer(inf_backend *backend, size_t size)
 GGTK_API bool inf_backend_supports(const inf_backend *backend, const inf_tensor *node);
 
 /* Execute the graph's nodes in order. Every leaf and node must have memory (a graph allocator or
- * buffer placement gives it). Returns INF_ERR_USAGE for a tensor without memory,
- * INF_ERR_UNSUPPORTED for a node the backend cannot compute, INF_ERR_INVALID for bad indices in
- * get_rows/set_rows; the message is in inf_backend_error(). Nodes before the failing one have run. */
-GGTK_API inf_status inf_backend_compute(inf_backend *backend, const inf_graph *graph);
+ * buffer placement gives it). Returns GGTK_ERR_USAGE for a tensor without memory,
+ * GGTK_ERR_UNSUPPORTED for a node the backend cannot compute, GGTK_ERR_INVALID for bad indices in
+ * get_rows/set_rows, GGTK_ERR_NOMEM; `err` names the backend, the node and the reason ("cpu: node 3
+ * 'x': ..."). Nodes before the failing one have run. */
+GGTK_API ggtk_status inf_backend_compute(inf_backend *backend, const inf_graph *graph, ggtk_error *err);
 
 /* Called after each node has been computed, by one thread, all threads idle. Return false to
- * stop the compute (which then returns INF_OK after that node). */
+ * stop the compute (which then returns GGTK_OK after that node). */
 typedef bool (*inf_node_observer)(const inf_graph *graph, int node_index, void *user);
 
 /* inf_backend_compute() calling `observer` after every node (debugging, poisoning freed memory,
  * timing). */
-GGTK_API inf_status inf_backend_compute_observed(inf_backend *backend, const inf_graph *graph,
-                                        inf_node_observer observer, void *user);
-
-/* Message of the last failed compute, "" when none. Owned by the backend. */
-GGTK_API const char *inf_backend_error(const inf_backend *backend);
+GGTK_API ggtk_status inf_backend_compute_observed(inf_backend *backend, const inf_graph *graph,
+                                                  inf_node_observer observer, void *user,
+                                                  ggtk_error *err);
 
 /* Change the CPU backend's thread count (<= 0: OpenMP's default). Ignored for other backends. */
 GGTK_API void inf_backend_cpu_set_threads(inf_backend *backend, int n_threads);
@@ -151,9 +159,9 @@ GGTK_API size_t inf_backend_cpu_work_size(const inf_backend *backend, const inf_
 
 /* Place every tensor of `ctx` that has neither data nor view_src in one new buffer of `backend`
  * sized for them all (e.g. a KV cache). Returns the buffer (the caller frees it after the
- * tensors' last use) or NULL (message in err, may be NULL) on failure. */
-GGTK_API inf_buffer *inf_backend_alloc_context_tensors(inf_backend *backend, inf_context *ctx, char *err,
-                                              size_t err_size);
+ * tensors' last use) or NULL on failure (GGTK_ERR_NOMEM, naming the backend and the size). */
+GGTK_API inf_buffer *inf_backend_alloc_context_tensors(inf_backend *backend, inf_context *ctx,
+                                                       ggtk_error *err);
 
 #ifdef __cplusplus
 }

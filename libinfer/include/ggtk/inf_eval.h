@@ -12,6 +12,10 @@
  *  - a score is -log softmax(logits)[token]; PPL = exp(mean score) and its uncertainty is
  *    PPL * sqrt((mean(score^2) - mean(score)^2) / (count - 1)).
  *
+ * Errors: see <ggtk/error.h>. Errors about a base file's bytes carry their offset in that file;
+ * the others GGTK_NO_OFFSET. Lifecycle: a base file's reader and writer are opened and closed
+ * (*_open / *_close); a perplexity run is built in memory (inf_perplexity_new / _free).
+ *
  * Thread-safety: the functions without an object are reentrant. An inf_perplexity run, a base-file
  * reader or writer is used by one thread at a time.
  */
@@ -25,12 +29,31 @@
 #include <stdint.h>
 
 #include <ggtk/inf_model.h>
-#include <ggtk/inf_status.h>
+#include <ggtk/error.h>
 #include <ggtk/inf_vocab.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---------------------------------------------------------------------------------------------
+ * A decoded row of logits (inf_session_logits() gives n_vocab of them per row)
+ * ------------------------------------------------------------------------------------------- */
+
+/* probs[i] = softmax(logits)[i] for i < n, computed stably: e^(logit - max) with the CPU
+ * backend's exponential, summed in double, then normalised, so the probabilities sum to 1 within
+ * float rounding. -INFINITY logits get probability 0. `probs` may be `logits` (in place).
+ * GGTK_ERR_USAGE when n < 1; GGTK_ERR_NONFINITE for a NaN or +INFINITY logit, or when every logit
+ * is -INFINITY (naming the first such index); probs is then left unspecified. */
+GGTK_API ggtk_status inf_logits_softmax(const float *logits, int32_t n, float *probs,
+                                        ggtk_error *err);
+
+/* The k largest of logits[0..n) (1 <= k <= n), largest first, equal values ordered by lower id:
+ * ids[j] gets the token id and values[j] (values may be NULL) its logit, for j < k. O(n log k).
+ * GGTK_ERR_USAGE for k outside 1..n; GGTK_ERR_NONFINITE for a NaN logit (infinities are ordered
+ * as usual). Nothing is written on failure. */
+GGTK_API ggtk_status inf_logits_top_k(const float *logits, int32_t n, int32_t k, inf_token *ids,
+                                      float *values, ggtk_error *err);
 
 /* ---------------------------------------------------------------------------------------------
  * Scoring one token, and the perplexity of many
@@ -145,30 +168,35 @@ typedef struct inf_kld_base_writer inf_kld_base_writer;
 /* Start writing a base file for `n_chunk` (>= 1) chunks of `n_ctx` (>= 3) tokens; `tokens` holds the
  * n_chunk * n_ctx tokens evaluated (before any BOS substitution). The data goes to a temporary
  * file beside `path` that inf_kld_base_writer_finish() renames into place, so `path` never holds a
- * partial file. NULL on failure (message in `err`). */
-GGTK_API inf_kld_base_writer *inf_kld_base_writer_create(const char *path, int32_t n_ctx, int32_t n_vocab,
-                                                int32_t n_chunk, const inf_token *tokens,
-                                                char *err, size_t err_size);
-/* Append `n_rows` rows (n_rows * inf_logprob_row_words(n_vocab) words). */
-GGTK_API inf_status inf_kld_base_writer_write(inf_kld_base_writer *writer, const uint16_t *rows,
-                                     size_t n_rows, char *err, size_t err_size);
-/* Check that every chunk's rows were written, flush, close and rename into place; on failure the
- * temporary file is removed. Frees the writer in every case. */
-GGTK_API inf_status inf_kld_base_writer_finish(inf_kld_base_writer *writer, char *err, size_t err_size);
-/* Abandon the file: remove the temporary file and free the writer. NULL allowed. */
-GGTK_API void inf_kld_base_writer_abort(inf_kld_base_writer *writer);
+ * partial file. NULL on failure: GGTK_ERR_INVALID for a bad shape, GGTK_ERR_IO when the file
+ * cannot be created or written, GGTK_ERR_NOMEM. */
+GGTK_API inf_kld_base_writer *inf_kld_base_writer_open(const char *path, int32_t n_ctx,
+                                                       int32_t n_vocab, int32_t n_chunk,
+                                                       const inf_token *tokens, ggtk_error *err);
+/* Append `n_rows` rows (n_rows * inf_logprob_row_words(n_vocab) words). GGTK_ERR_USAGE for more
+ * rows than the header announces, GGTK_ERR_IO when the write fails. */
+GGTK_API ggtk_status inf_kld_base_writer_write(inf_kld_base_writer *writer, const uint16_t *rows,
+                                               size_t n_rows, ggtk_error *err);
+/* Check that every chunk's rows were written (else GGTK_ERR_USAGE), flush, close and rename into
+ * place (else GGTK_ERR_IO); on failure the temporary file is removed. Closes the writer in every
+ * case. */
+GGTK_API ggtk_status inf_kld_base_writer_finish(inf_kld_base_writer *writer, ggtk_error *err);
+/* Close without finishing: abandon the file, remove the temporary file and free the writer.
+ * NULL allowed. */
+GGTK_API void inf_kld_base_writer_close(inf_kld_base_writer *writer);
 /* Path of the temporary file being written (for a signal handler to unlink), valid until the
- * writer is finished or aborted. */
+ * writer is finished or closed. */
 GGTK_API const char *inf_kld_base_writer_temp_path(const inf_kld_base_writer *writer);
 
 typedef struct inf_kld_base inf_kld_base;
 
-/* Open a base file and validate its header: the magic, 3 <= n_ctx <= 2^24,
+/* Open a base file and validate its header: the magic (else GGTK_ERR_MAGIC), 3 <= n_ctx <= 2^24,
  * 1 <= n_vocab <= 2^24, n_chunk >= 1 and no more chunks than the file can hold (checked before
- * anything is allocated), every token in [0, n_vocab), and a file size exactly equal to what the
- * header announces (a truncated or padded file is refused). NULL on failure with one line naming
- * the file and the field in `err`. */
-GGTK_API inf_kld_base *inf_kld_base_open(const char *path, char *err, size_t err_size);
+ * anything is allocated), every token in [0, n_vocab) (else GGTK_ERR_INVALID), and a file size
+ * exactly equal to what the header announces (GGTK_ERR_TRUNCATED for a short file,
+ * GGTK_ERR_LAYOUT for trailing data). NULL on failure with `err` naming the file and the field,
+ * its offset in the file set; GGTK_ERR_IO when the file cannot be opened. */
+GGTK_API inf_kld_base *inf_kld_base_open(const char *path, ggtk_error *err);
 /* Close the file. NULL allowed. */
 GGTK_API void inf_kld_base_close(inf_kld_base *base);
 GGTK_API int32_t inf_kld_base_n_ctx(const inf_kld_base *base);
@@ -176,12 +204,13 @@ GGTK_API int32_t inf_kld_base_n_vocab(const inf_kld_base *base);
 GGTK_API int32_t inf_kld_base_n_chunk(const inf_kld_base *base);
 /* The n_chunk * n_ctx tokens of the file, owned by the reader. */
 GGTK_API const inf_token *inf_kld_base_tokens(const inf_kld_base *base);
-/* Read the rows of chunk `chunk` (0 <= chunk < n_chunk) into `rows` ((n_ctx - 1 - n_ctx/2) *
- * inf_logprob_row_words(n_vocab) words). A row no writer can produce (scale or lp_min not finite,
- * scale outside [0, 16/65535], the top log-probability outside [-ln n_vocab, 0]) is
- * INF_ERR_INVALID with one line naming the file, the chunk (1-based) and the row. */
-GGTK_API inf_status inf_kld_base_read_chunk(inf_kld_base *base, int32_t chunk, uint16_t *rows, char *err,
-                                   size_t err_size);
+/* Read the rows of chunk `chunk` (0 <= chunk < n_chunk, else GGTK_ERR_USAGE) into `rows`
+ * ((n_ctx - 1 - n_ctx/2) * inf_logprob_row_words(n_vocab) words); GGTK_ERR_IO when the read
+ * fails. A row no writer can produce (scale or lp_min not finite, scale outside [0, 16/65535],
+ * the top log-probability outside [-ln n_vocab, 0]) is GGTK_ERR_NONFINITE or GGTK_ERR_INVALID with
+ * one line naming the file, the chunk (1-based) and the row. */
+GGTK_API ggtk_status inf_kld_base_read_chunk(inf_kld_base *base, int32_t chunk, uint16_t *rows,
+                                             ggtk_error *err);
 
 /* ---------------------------------------------------------------------------------------------
  * The perplexity run: chunks decoded with a model session, scored, and optionally written to or
@@ -198,6 +227,9 @@ typedef struct inf_perplexity_params {
                                   n_ctx then come from it and `tokens` must be NULL */
 } inf_perplexity_params;
 
+/* The defaults: n_ctx 512 (llama-perplexity's), all chunks, no base output, no base input. */
+GGTK_API inf_perplexity_params inf_perplexity_params_default(void);
+
 /* Results after a chunk. */
 typedef struct inf_chunk_result {
     int32_t index;        /* 0-based chunk number */
@@ -210,30 +242,33 @@ typedef struct inf_chunk_result {
 
 /* Prepare a run over `tokens[0..n_tokens)` (the tokenized text, BOS already prepended when the
  * vocabulary adds one) with `session` (which must outlive the run and have n_ctx >= params->n_ctx).
- * Errors (NULL, message in `err`): fewer than 2 * n_ctx tokens (llama-perplexity's requirement),
- * n_ctx larger than the session's, a base file whose n_vocab differs from the model's, an
- * unwritable base output. The tokens are copied. */
-GGTK_API inf_perplexity *inf_perplexity_new(inf_session *session, const inf_token *tokens, size_t n_tokens,
-                                   const inf_perplexity_params *params, char *err,
-                                   size_t err_size);
+ * Errors (NULL, `err` set): fewer than 2 * n_ctx tokens (llama-perplexity's requirement), n_ctx
+ * below 4 or larger than the session's, a base file whose n_vocab differs from the model's
+ * (GGTK_ERR_INVALID); tokens given with a base file (GGTK_ERR_USAGE); an unwritable base output
+ * (inf_kld_base_writer_open's error); out of memory. The tokens are copied. */
+GGTK_API inf_perplexity *inf_perplexity_new(inf_session *session, const inf_token *tokens,
+                                            size_t n_tokens, const inf_perplexity_params *params,
+                                            ggtk_error *err);
 /* Free the run; an unfinished base output file is removed. NULL allowed. */
 GGTK_API void inf_perplexity_free(inf_perplexity *run);
 /* Number of chunks the run evaluates. */
 GGTK_API int32_t inf_perplexity_n_chunks(const inf_perplexity *run);
 /* Tokens scored per chunk: n_ctx - 1 - n_ctx/2. */
 GGTK_API int32_t inf_perplexity_scored_per_chunk(const inf_perplexity *run);
-/* Evaluate the next chunk. Returns INF_OK and fills *result, or an error (decode failure, base
- * file read/write failure, a corrupt base row: message in `err`). A NaN or infinite score or
- * KL-divergence at any position is INF_ERR_INVALID, before the chunk counts or is written; the
- * message names the chunk, the position and, from a scan of every weight made only then, the
- * first tensor holding a NaN or infinity. Calling it after the last chunk is INF_ERR_USAGE. */
-GGTK_API inf_status inf_perplexity_next(inf_perplexity *run, inf_chunk_result *result, char *err,
-                               size_t err_size);
+/* Evaluate the next chunk. Returns GGTK_OK and fills *result, or an error: a decode failure
+ * ("chunk N: " and the session's message, with its status), a base file read/write failure, a
+ * corrupt base row. A NaN or infinite score or KL-divergence at any position is
+ * GGTK_ERR_NONFINITE, before the chunk counts or is written; the message names the chunk, the
+ * position and, from a scan of every weight made only then, the first tensor holding a NaN or
+ * infinity. Calling it after the last chunk is GGTK_ERR_USAGE. */
+GGTK_API ggtk_status inf_perplexity_next(inf_perplexity *run, inf_chunk_result *result,
+                                         ggtk_error *err);
 /* Path of the temporary file of an unfinished base output, NULL when none: what a signal handler
  * must unlink so that an interrupted run leaves nothing behind. */
 GGTK_API const char *inf_perplexity_output_temp_path(const inf_perplexity *run);
-/* Finish after the last chunk: closes the base output file (renaming it into place). */
-GGTK_API inf_status inf_perplexity_finish(inf_perplexity *run, char *err, size_t err_size);
+/* Finish after the last chunk: finishes the base output file (renaming it into place; see
+ * inf_kld_base_writer_finish()). GGTK_OK at once when the run writes no base file. */
+GGTK_API ggtk_status inf_perplexity_finish(inf_perplexity *run, ggtk_error *err);
 /* Sums of the scores so far (valid at any time). */
 GGTK_API const inf_ppl_stats *inf_perplexity_stats(const inf_perplexity *run);
 /* KLD runs: the sums so far, and the summary with percentiles over every position scored so far

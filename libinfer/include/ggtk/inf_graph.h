@@ -6,6 +6,7 @@
  * are leaves; every other tensor, views included, is a node. Nodes are executed in list order.
  *
  * The graph's memory comes from the context it is made in, so it lives as long as the context.
+ * Errors: see <ggtk/error.h>; offsets are GGTK_NO_OFFSET.
  * Thread-safety: one thread at a time while building; read-only use from many threads is safe.
  */
 #ifndef INF_GRAPH_H
@@ -34,10 +35,10 @@ GGTK_API inf_graph *inf_graph_new(inf_context *ctx, size_t max_nodes);
 /* Append `tensor` and all of its not-yet-listed ancestors, sources before consumers (for each
  * tensor: src[0], src[1], src[2], then view_src, then the tensor itself). May be called several
  * times; a later call's nodes run after an earlier call's (use this to order a cache write before
- * reads that do not depend on it through a source). Returns INF_ERR_NOMEM when the graph is full
- * (the graph then holds a prefix of the tensors and should be discarded), INF_ERR_INVALID for a
- * NULL tensor. */
-GGTK_API inf_status inf_graph_expand(inf_graph *graph, inf_tensor *tensor);
+ * reads that do not depend on it through a source). Returns GGTK_ERR_NOMEM when the graph is full
+ * (the graph then holds a prefix of the tensors and should be discarded), GGTK_ERR_INVALID for a
+ * NULL tensor (usually a constructor that failed: see inf_context_error()). */
+GGTK_API ggtk_status inf_graph_expand(inf_graph *graph, inf_tensor *tensor, ggtk_error *err);
 
 /* Number of nodes / leaves. */
 GGTK_API int inf_graph_n_nodes(const inf_graph *graph);

@@ -15,6 +15,11 @@
  * feed-forward and residual; a final RMS-norm and the output projection (the token embedding when
  * the file has no output.weight).
  *
+ * Errors: see <ggtk/error.h>. A model's errors about its file carry the byte offset of the
+ * metadata pair or tensor-info entry at fault; session errors carry GGTK_NO_OFFSET.
+ * Lifecycle: a model reads its file in place, so it is opened and closed (inf_model_open /
+ * inf_model_close); a session is built in memory (inf_session_new / inf_session_free).
+ *
  * Thread-safety: a model is immutable after loading and may be shared by sessions in one thread
  * at a time each; a session is used by one thread at a time (it runs its own threads inside).
  */
@@ -26,7 +31,7 @@
 #include <stdint.h>
 
 #include <ggtk/gguf.h>
-#include <ggtk/inf_status.h>
+#include <ggtk/error.h>
 #include <ggtk/inf_vocab.h>
 
 #ifdef __cplusplus
@@ -60,26 +65,31 @@ typedef struct inf_model_params {
 } inf_model_params;
 
 /* The defaults: use_mmap true, use_mlock false. */
-GGTK_API inf_model_params inf_model_default_params(void);
+GGTK_API inf_model_params inf_model_params_default(void);
 
 typedef struct inf_model inf_model;
 
-/* Load the model at `path` (params NULL: defaults). Checks, each failure one line in `err`
- * (`err_size` bytes) naming the file and what is wrong:
- *  - a GGUF error from the reader (truncated file, bad header, ...);
- *  - general.architecture other than "llama": "unsupported architecture 'X'";
- *  - a missing or mistyped hyper-parameter key, or values that do not fit together;
- *  - the vocabulary (inf_vocab_load's message, e.g. a BPE vocabulary without merges);
- *  - a missing tensor, by name, with the shape it should have; a tensor of the wrong shape, with
- *    the expected and actual shapes; a tensor of a type the engine cannot use there; a tensor that
- *    does not belong to a Llama model (e.g. rope_freqs.weight or mixture-of-experts tensors,
- *    which are not supported).
- * Returns NULL on failure. Free with inf_model_free(). */
-GGTK_API inf_model *inf_model_load(const char *path, const inf_model_params *params, char *err,
-                          size_t err_size);
+/* Open the model at `path` (params NULL: defaults). Checks, each failure one line in `err`
+ * naming the file and what is wrong:
+ *  - a GGUF error from the reader, with its status (GGTK_ERR_IO for a file that cannot be opened,
+ *    GGTK_ERR_TRUNCATED, GGTK_ERR_MAGIC, ...);
+ *  - general.architecture other than "llama": GGTK_ERR_UNSUPPORTED, "unsupported architecture
+ *    'X'";
+ *  - a missing (GGTK_ERR_NOT_FOUND) or mistyped (GGTK_ERR_TYPE) hyper-parameter key, or values
+ *    that do not fit together (GGTK_ERR_INVALID, or GGTK_ERR_UNSUPPORTED for features such as
+ *    mixture-of-experts);
+ *  - the vocabulary (inf_vocab_new's error, e.g. a BPE vocabulary without merges);
+ *  - a missing tensor (GGTK_ERR_NOT_FOUND), by name, with the shape it should have; a tensor of
+ *    the wrong shape (GGTK_ERR_INVALID), with the expected and actual shapes; a tensor of a type
+ *    the engine cannot use there (GGTK_ERR_TYPE); a tensor that does not belong to a Llama model
+ *    (GGTK_ERR_UNSUPPORTED, e.g. rope_freqs.weight or mixture-of-experts tensors);
+ *  - use_mlock and the weights cannot be locked (GGTK_ERR_IO); out of memory (GGTK_ERR_NOMEM).
+ * Returns NULL on failure. Close with inf_model_close(). */
+GGTK_API inf_model *inf_model_open(const char *path, const inf_model_params *params,
+                                   ggtk_error *err);
 
-/* Free the model (its sessions must be freed first). NULL allowed. */
-GGTK_API void inf_model_free(inf_model *model);
+/* Close the model (its sessions must be freed first). NULL allowed. */
+GGTK_API void inf_model_close(inf_model *model);
 
 /* The hyper-parameters, owned by the model. */
 GGTK_API const inf_model_hparams *inf_model_get_hparams(const inf_model *model);
@@ -104,17 +114,18 @@ typedef struct inf_session_params {
 } inf_session_params;
 
 /* The defaults: n_ctx 512, n_batch 512, n_threads 0, kv_type F16. */
-GGTK_API inf_session_params inf_session_default_params(void);
+GGTK_API inf_session_params inf_session_params_default(void);
 
 typedef struct inf_session inf_session;
 
-/* A session over `model` (which must outlive it). Allocates the KV cache, and plans and allocates
- * the compute buffer for a full batch at the end of a full cache. Errors (NULL, message in `err`):
- * n_ctx above the model's context length or below 1, n_batch out of range, an unsupported KV
- * type, an operation of the forward pass the backend cannot compute (naming the tensor and its
- * types), out of memory. */
-GGTK_API inf_session *inf_session_new(inf_model *model, const inf_session_params *params, char *err,
-                             size_t err_size);
+/* A session over `model` (which must outlive it; params NULL: defaults). Allocates the KV cache,
+ * and plans and allocates the compute buffer for a full batch at the end of a full cache.
+ * Errors (NULL, `err` set): n_ctx above the model's context length or below 1, or n_batch out of
+ * range (GGTK_ERR_INVALID); a KV type other than F16/F32, or an operation of the forward pass the
+ * backend cannot compute, naming the tensor and its types (GGTK_ERR_UNSUPPORTED); out of memory
+ * (GGTK_ERR_NOMEM). */
+GGTK_API inf_session *inf_session_new(inf_model *model, const inf_session_params *params,
+                                      ggtk_error *err);
 
 /* Free the session. NULL allowed. */
 GGTK_API void inf_session_free(inf_session *session);
@@ -128,11 +139,12 @@ GGTK_API int32_t inf_session_n_past(const inf_session *session);
 /* Decode tokens[0..n_tokens) at positions n_past .. n_past + n_tokens - 1 (in graphs of at most
  * n_batch tokens) and add them to the cache. Logits are computed for tokens[first_output ..
  * n_tokens) only (0 <= first_output <= n_tokens) and read with inf_session_logits(). Returns
- * INF_ERR_INVALID for a token id outside the vocabulary or more tokens than the cache has room for,
- * INF_ERR_NOMEM, or a backend failure; the message is in inf_session_error(). After a failure the
- * cache content is unspecified: call inf_session_reset(). */
-GGTK_API inf_status inf_session_decode(inf_session *session, const inf_token *tokens, int32_t n_tokens,
-                              int32_t first_output);
+ * GGTK_ERR_INVALID for a token id outside the vocabulary ("token T at index I is outside the
+ * vocabulary of N"), a bad first_output or more tokens than the cache has room for,
+ * GGTK_ERR_NOMEM, or a backend failure ("compute failed: ..."). After a failure the cache content
+ * is unspecified: call inf_session_reset(). */
+GGTK_API ggtk_status inf_session_decode(inf_session *session, const inf_token *tokens,
+                                        int32_t n_tokens, int32_t first_output, ggtk_error *err);
 
 /* Logits of the last decode: *n_rows (may be NULL) rows of n_vocab floats, row r for
  * tokens[first_output + r]. Owned by the session, valid until the next decode. */
@@ -148,9 +160,6 @@ GGTK_API const inf_model *inf_session_model(const inf_session *session);
 GGTK_API size_t inf_session_kv_bytes(const inf_session *session);
 GGTK_API size_t inf_session_compute_bytes(const inf_session *session);
 GGTK_API size_t inf_session_logits_bytes(const inf_session *session);
-
-/* Message of the last failed decode, "" when none. Owned by the session. */
-GGTK_API const char *inf_session_error(const inf_session *session);
 
 #ifdef __cplusplus
 }

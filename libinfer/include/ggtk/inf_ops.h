@@ -2,8 +2,9 @@
  *
  * Each function records an operation and returns the tensor that will hold its result; nothing is
  * computed until a backend runs a graph containing it (inf_backend.h). Results are F32 unless
- * stated. On error (bad shapes or types, context full, a NULL source) a constructor returns NULL
- * and the context keeps the message (inf_context_error()).
+ * stated. Errors: see <ggtk/error.h>; constructors are its builder-style exception: on error (bad
+ * shapes or types, context full, a NULL source) a constructor returns NULL and the context keeps
+ * the first failure as a ggtk_error (inf_context_error()).
  *
  * Broadcasting, where allowed, repeats `b` along every dimension i where b->ne[i] divides
  * a->ne[i]. Sources may be non-contiguous (views, permutations) unless a constructor says

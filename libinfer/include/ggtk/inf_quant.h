@@ -23,6 +23,11 @@
  * Block quantizers are defined for finite inputs only; NaN/Inf give unspecified (but
  * deterministic, memory-safe) codes, as in ggml.
  *
+ * Errors: see <ggtk/error.h>. Nothing here allocates or touches a file: the only failures are
+ * a type without kernels or a count that is not whole blocks, both checkable beforehand
+ * (inf_type_can_quantize(), ggtk_tensor_type_info_get()), so the checked entry points below
+ * answer with false instead of a ggtk_error.
+ *
  * Thread-safety: every function is reentrant; distinct output buffers may be written from many
  * threads at once.
  */

@@ -2,7 +2,7 @@
  * llama.cpp's llama-quantize does for the simple types (q8_0, q4_0, q4_1, q5_0, q5_1, f16, bf16,
  * f32), streaming the tensors in file order from the mapped input to the output.
  *
- * Two steps: inf_quantize_plan_build() decides which tensor gets which type (no data is touched,
+ * Two steps: inf_quantize_plan_new() decides which tensor gets which type (no data is touched,
  * so it also serves --dry-run), then inf_quantize_run() converts and writes the file through a
  * temporary file that is renamed into place only when everything was written.
  *
@@ -25,12 +25,19 @@
  * Metadata is copied in order; general.file_type is set to llama.cpp's LLAMA_FTYPE value for the
  * file type and general.quantization_version to 2. Tensor order and alignment are kept.
  *
+ * Errors: see <ggtk/error.h>. The input's reader errors come back as the reader reported them
+ * (status and offset); the writer's likewise. Specific to the quantizer: GGTK_ERR_USAGE for bad
+ * options, GGTK_ERR_PATH for an output path that names the input, GGTK_ERR_REQUANTIZE for a
+ * quantized tensor without allow_requantize, GGTK_ERR_NONFINITE for NaN/Inf in the input.
+ * Lifecycle: a plan is built in memory (inf_quantize_plan_new / inf_quantize_plan_free).
+ *
  * Thread-safety: a plan is used by one thread at a time; inf_quantize_run() parallelises itself
  * with OpenMP. No function installs signal handlers or prints anything.
  */
 #ifndef INF_QUANTIZE_FILE_H
 #define INF_QUANTIZE_FILE_H
 
+#include <ggtk/error.h>
 #include <ggtk/gguf.h>
 
 #include <stdbool.h>
@@ -40,28 +47,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Result of every fallible call. INF_QUANTIZE_OK is 0. */
-typedef enum inf_quantize_status {
-    INF_QUANTIZE_OK = 0,
-    INF_QUANTIZE_ERR_USAGE,       /* bad options: type not supported, bad pattern, ... */
-    INF_QUANTIZE_ERR_SAME_FILE,   /* the output path names the input file (same path or inode) */
-    INF_QUANTIZE_ERR_INPUT,       /* the input cannot be opened or is not a valid GGUF file */
-    INF_QUANTIZE_ERR_REQUANTIZE,  /* a tensor is already quantized and requantizing is not allowed */
-    INF_QUANTIZE_ERR_UNSUPPORTED, /* no kernel converts from or to a tensor's type */
-    INF_QUANTIZE_ERR_NONFINITE,   /* NaN/Inf in the input, or a value the target type cannot hold */
-    INF_QUANTIZE_ERR_OUTPUT,      /* creating, writing or renaming the output failed */
-    INF_QUANTIZE_ERR_NOMEM,       /* allocation failed */
-} inf_quantize_status;
-
-/* A failure's details: `message` is one line naming the file, the tensor and the problem. */
-typedef struct inf_quantize_error {
-    inf_quantize_status status;
-    char message[640];
-} inf_quantize_error;
-
-/* Static, human-readable name of a status. Never NULL. */
-GGTK_API const char *inf_quantize_strerror(inf_quantize_status status);
 
 /* ---------------------------------------------------------------------------------------------
  * Types
@@ -102,8 +87,9 @@ typedef struct inf_quantize_options {
     int n_threads;          /* threads for the conversion; 0 or less: OpenMP's default */
 } inf_quantize_options;
 
-/* Defaults for a file of `type`: not pure, no overrides, no requantizing, default threads. */
-GGTK_API void inf_quantize_options_init(inf_quantize_options *options, ggtk_tensor_type type);
+/* The defaults for a file of `type`: not pure, no overrides (output_type and embd_type -1), no
+ * tensor rules, no requantizing, default threads. */
+GGTK_API inf_quantize_options inf_quantize_options_default(ggtk_tensor_type type);
 
 /* ---------------------------------------------------------------------------------------------
  * The plan: which tensor gets which type
@@ -152,17 +138,17 @@ typedef struct inf_quantize_plan {
     ggtk_writer *writer;               /* private: the output's header, ready to write */
 } inf_quantize_plan;
 
-/* Open the GGUF file at `input_path` (its header only) and decide the type
- * of every tensor under `options`. Nothing is written and no tensor data is read, so this is
- * also the whole of a dry run.
- * Errors: INPUT (the file cannot be opened or is invalid; the reader's message), USAGE
- * (unsupported file type, bad regex, override type the kernels cannot write, split file),
- * REQUANTIZE (a tensor would be converted from a quantized type without allow_requantize),
- * UNSUPPORTED (no kernel reads the input type or writes the new one), NOMEM.
- * On success *plan is set; free it with inf_quantize_plan_free(). */
-GGTK_API inf_quantize_status inf_quantize_plan_build(const char *input_path,
-                                            const inf_quantize_options *options,
-                                            inf_quantize_plan **plan, inf_quantize_error *err);
+/* Read the header of the GGUF file at `input_path` and decide the type of every tensor under
+ * `options`. Nothing is written and no tensor data is read, so this is also the whole of a dry
+ * run. Returns the plan (free it with inf_quantize_plan_free()) or NULL with `err` set:
+ * the reader's error when the file cannot be opened or is invalid (GGTK_ERR_IO, GGTK_ERR_MAGIC,
+ * GGTK_ERR_TRUNCATED, ...); GGTK_ERR_USAGE (unsupported file type, bad regex, override type the
+ * kernels cannot write, split file); GGTK_ERR_REQUANTIZE (a tensor would be converted from a
+ * quantized type without allow_requantize); GGTK_ERR_UNSUPPORTED (no kernel reads the input type
+ * or writes the new one); GGTK_ERR_NOMEM. */
+GGTK_API inf_quantize_plan *inf_quantize_plan_new(const char *input_path,
+                                                  const inf_quantize_options *options,
+                                                  ggtk_error *err);
 
 /* Free a plan and close its input. NULL is allowed. */
 GGTK_API void inf_quantize_plan_free(inf_quantize_plan *plan);
@@ -173,9 +159,9 @@ GGTK_API void inf_quantize_plan_free(inf_quantize_plan *plan);
 
 /* Refuse an output that would destroy the input: the same path, or a path that already exists
  * and is the same file (same device and inode, e.g. a hard link or a symbolic link).
- * Returns OK or SAME_FILE (INPUT when the input cannot be stat'ed). */
-GGTK_API inf_quantize_status inf_quantize_check_paths(const char *input_path, const char *output_path,
-                                             inf_quantize_error *err);
+ * Returns GGTK_OK or GGTK_ERR_PATH (GGTK_ERR_IO when the input cannot be stat'ed). */
+GGTK_API ggtk_status inf_quantize_check_paths(const char *input_path, const char *output_path,
+                                              ggtk_error *err);
 
 /* Progress after each batch of rows (about 8 MiB of F32 values, from one or more tensors). */
 typedef struct inf_quantize_progress {
@@ -215,12 +201,14 @@ typedef struct inf_quantize_tensor_stats {
  * process killed meanwhile leaves only the temporary file (named by the writer, next to
  * `output_path`), never a partial `output_path`.
  * `stats` may be NULL or hold plan->n_tensors entries, filled for each tensor.
- * Errors: SAME_FILE, NONFINITE (NaN/Inf in the input, naming tensor, row and column; or a value
- * out of the target type's range), OUTPUT (message from the writer), USAGE (plan already run),
- * NOMEM. */
-GGTK_API inf_quantize_status inf_quantize_run(inf_quantize_plan *plan, const char *output_path,
-                                     const inf_quantize_callbacks *callbacks,
-                                     inf_quantize_tensor_stats *stats, inf_quantize_error *err);
+ * Errors: GGTK_ERR_PATH (see inf_quantize_check_paths()), GGTK_ERR_NONFINITE (NaN/Inf in the
+ * input, naming tensor, row and column; or a value out of the target type's range), the writer's
+ * error when the output cannot be created, written or renamed (GGTK_ERR_IO, ...), GGTK_ERR_IO
+ * when the input cannot be mapped or changed since planning, GGTK_ERR_USAGE (plan already run),
+ * GGTK_ERR_NOMEM. */
+GGTK_API ggtk_status inf_quantize_run(inf_quantize_plan *plan, const char *output_path,
+                                      const inf_quantize_callbacks *callbacks,
+                                      inf_quantize_tensor_stats *stats, ggtk_error *err);
 
 #ifdef __cplusplus
 }

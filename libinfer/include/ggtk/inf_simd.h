@@ -8,6 +8,8 @@
  * Environment: INF_SIMD=scalar|avx2|avx512|neon read once at detection lowers the active level
  * (a level this CPU cannot run is ignored).
  *
+ * Errors: nothing here can fail (see <ggtk/error.h> for the rest of libinfer).
+ *
  * Thread-safety: all functions may be called from any thread. inf_simd_force() changes the level
  * for the whole process; kernels already running keep the level they started with.
  */

@@ -15,10 +15,18 @@
  * created in no-data mode, tensor data) is carved. In no-data mode tensors get their memory later
  * from a graph allocator (inf_alloc.h) or a backend buffer (inf_backend.h).
  *
- * Errors: a constructor that cannot build its tensor (context full, shapes that do not fit the
- * operation, a NULL argument) returns NULL and records a message in the context; constructors
- * given a NULL source return NULL too, so a whole graph may be built and checked once with
- * inf_context_error(). Only the first error is kept.
+ * Errors: see <ggtk/error.h>. Tensor and op constructors are its builder-style exception: one that
+ * cannot build its tensor returns NULL and keeps a ggtk_error in the context (GGTK_ERR_NOMEM when
+ * the context is full, GGTK_ERR_INVALID for shapes or types that do not fit the operation or a
+ * NULL argument); constructors given a NULL source return NULL too, so a whole graph may be built
+ * and checked once with inf_context_error(). Only the first error is kept.
+ *
+ * Lifecycle verbs, the same in every libinfer header: an object built in memory is made by
+ * `*_new` (or a named variant such as inf_buffer_host_new, inf_backend_cpu_new) and released by
+ * `*_free`; an object that reads a file in place for its whole life (a model, a KL-divergence base
+ * file, its writer) is made by `*_open` and released by `*_close`. Releasing NULL does nothing.
+ * Constructors whose only possible failure is lack of memory return NULL and take no `err`
+ * (GGTK_ERR_NOMEM is the only thing it could say).
  *
  * Thread-safety: a context and its tensors may be used by one thread at a time while being built;
  * once built, reading tensor metadata from many threads is safe.
@@ -31,7 +39,7 @@
 #include <stdint.h>
 
 #include <ggtk/gguf.h>
-#include <ggtk/inf_status.h>
+#include <ggtk/error.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -116,9 +124,9 @@ GGTK_API size_t inf_context_used(const inf_context *ctx);
 /* Whether the context was made in no-data mode. */
 GGTK_API bool inf_context_no_data(const inf_context *ctx);
 
-/* First error a constructor met in this context (one line naming the operation and the reason),
- * or NULL when there was none. Owned by the context. */
-GGTK_API const char *inf_context_error(const inf_context *ctx);
+/* First error a constructor met in this context (status, GGTK_NO_OFFSET, and one line naming the
+ * operation and the reason), or NULL when there was none. Owned by the context. */
+GGTK_API const ggtk_error *inf_context_error(const inf_context *ctx);
 
 /* Iterate over the context's tensors in creation order: first with prev NULL, NULL at the end. */
 GGTK_API inf_tensor *inf_context_next_tensor(const inf_context *ctx, const inf_tensor *prev);

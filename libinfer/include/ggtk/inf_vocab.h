@@ -8,7 +8,11 @@
  *    by tokenizer.ggml.pre), as in GPT-2, Llama 3, Qwen 2 and SmolLM.
  * Token ids agree with llama.cpp's llama_tokenize() for the same text and flags.
  *
- * Thread-safety: an inf_vocab is immutable after inf_vocab_load() returns; every function below
+ * Errors: see <ggtk/error.h>; offsets are GGTK_NO_OFFSET (messages name the metadata key).
+ * Lifecycle: a vocabulary is built in memory from the file's metadata (inf_vocab_new /
+ * inf_vocab_free) and keeps nothing of the file.
+ *
+ * Thread-safety: an inf_vocab is immutable after inf_vocab_new() returns; every function below
  * may be called from many threads at once on the same vocabulary.
  */
 #ifndef INF_VOCAB_H
@@ -60,12 +64,13 @@ typedef enum inf_token_type {
  * .add_eos_token and .add_space_prefix. Defaults follow llama.cpp (SPM: BOS 1, EOS 2, UNK 0,
  * add BOS; BPE: BOS = EOS = 11, add BOS only for the Llama 3 pre-tokenizer family).
  *
- * Returns NULL on failure and writes one line naming the file and key at fault into `err`
- * (`err_size` bytes, may be 0): a missing or mistyped key, an unsupported model or pre-tokenizer,
- * array lengths that disagree with tokenizer.ggml.tokens, a token type outside 0..6, a merge
- * without a space, a special token id outside the vocabulary, a malformed <0xXX> byte token, or
- * out of memory. Free with inf_vocab_free(). */
-GGTK_API inf_vocab *inf_vocab_load(const ggtk_file *file, char *err, size_t err_size);
+ * Returns NULL on failure with `err` naming the file and key at fault: a missing key
+ * (GGTK_ERR_NOT_FOUND) or mistyped one (GGTK_ERR_TYPE), an unsupported model or pre-tokenizer
+ * (GGTK_ERR_UNSUPPORTED), array lengths that disagree with tokenizer.ggml.tokens, a token type
+ * outside 0..6, a merge without a space, a special token id outside the vocabulary, a malformed
+ * <0xXX> byte token (GGTK_ERR_INVALID), or out of memory (GGTK_ERR_NOMEM). Free with
+ * inf_vocab_free(). */
+GGTK_API inf_vocab *inf_vocab_new(const ggtk_file *file, ggtk_error *err);
 
 /* Release the vocabulary. NULL is allowed. */
 GGTK_API void inf_vocab_free(inf_vocab *vocab);
@@ -124,11 +129,13 @@ typedef enum inf_tokenize_flags {
 
 /* Tokenize text[0..len) (UTF-8; invalid bytes are tokenized as U+FFFD by BPE vocabularies and as
  * byte tokens by SPM ones, like llama.cpp). On success stores a malloc'd array in *tokens (the
- * caller frees it; NULL when the count is 0) and the count in *n_tokens, and returns 0. Returns -1
- * only when out of memory or when len exceeds 4 GiB - 1, leaving *tokens NULL and *n_tokens 0.
- * `flags` is a set of inf_tokenize_flags. */
-GGTK_API int inf_vocab_tokenize(const inf_vocab *vocab, const char *text, size_t len, unsigned flags,
-                       inf_token **tokens, size_t *n_tokens);
+ * caller frees it; NULL when the count is 0) and the count in *n_tokens, and returns GGTK_OK.
+ * Fails only when out of memory (GGTK_ERR_NOMEM) or when len exceeds 4 GiB - 1
+ * (GGTK_ERR_OVERFLOW), leaving *tokens NULL and *n_tokens 0. `flags` is a set of
+ * inf_tokenize_flags. */
+GGTK_API ggtk_status inf_vocab_tokenize(const inf_vocab *vocab, const char *text, size_t len,
+                                        unsigned flags, inf_token **tokens, size_t *n_tokens,
+                                        ggtk_error *err);
 
 /* ---------------------------------------------------------------------------------------------
  * Detokenizing

@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "eval_internal.h"
 #include "kld_file.h"
 
 static const char BASE_MAGIC[8] = {'_', 'l', 'o', 'g', 'i', 't', 's', '_'};
@@ -33,13 +32,14 @@ struct inf_kld_base_writer {
     int64_t rows_written;
 };
 
-inf_kld_base_writer *inf_kld_base_writer_create(const char *path, int32_t n_ctx, int32_t n_vocab,
-                                                int32_t n_chunk, const inf_token *tokens,
-                                                char *err, size_t err_size)
+inf_kld_base_writer *inf_kld_base_writer_open(const char *path, int32_t n_ctx, int32_t n_vocab,
+                                              int32_t n_chunk, const inf_token *tokens,
+                                              ggtk_error *err)
 {
     if (n_ctx < 3 || n_vocab < 1 || n_chunk < 1) {
-        inf_eval_set_error(err, err_size, "%s: bad base file shape (n_ctx %d, n_vocab %d, "
-                           "n_chunk %d)", path, n_ctx, n_vocab, n_chunk);
+        ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
+                       "%s: bad base file shape (n_ctx %d, n_vocab %d, "
+                       "n_chunk %d)", path, n_ctx, n_vocab, n_chunk);
         return NULL;
     }
     inf_kld_base_writer *w = calloc(1, sizeof *w);
@@ -49,22 +49,23 @@ inf_kld_base_writer *inf_kld_base_writer_create(const char *path, int32_t n_ctx,
         w->temp_path = malloc(path_len + 16);
     }
     if (!w || !w->path || !w->temp_path) {
-        inf_eval_set_error(err, err_size, "%s: out of memory", path);
-        inf_kld_base_writer_abort(w);
+        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "%s: out of memory", path);
+        inf_kld_base_writer_close(w);
         return NULL;
     }
     snprintf(w->temp_path, path_len + 16, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(w->temp_path);
     /* mkstemp() makes the file private; the base file is an ordinary output file. */
     if (fd < 0 || fchmod(fd, 0644) != 0 || !(w->file = fdopen(fd, "wb"))) {
-        inf_eval_set_error(err, err_size, "%s: cannot create: %s", path, strerror(errno));
+        ggtk_error_set(err, GGTK_ERR_IO, GGTK_NO_OFFSET,
+                       "%s: cannot create: %s", path, strerror(errno));
         if (fd >= 0) {
             close(fd);
             unlink(w->temp_path);
         }
         free(w->temp_path);
         w->temp_path = NULL;
-        inf_kld_base_writer_abort(w);
+        inf_kld_base_writer_close(w);
         return NULL;
     }
     w->row_words = inf_logprob_row_words(n_vocab);
@@ -76,51 +77,55 @@ inf_kld_base_writer *inf_kld_base_writer_create(const char *path, int32_t n_ctx,
               fwrite(&n_chunk, 4, 1, w->file) == 1 &&
               fwrite(tokens, sizeof *tokens, n_tokens, w->file) == n_tokens;
     if (!ok) {
-        inf_eval_set_error(err, err_size, "%s: write failed: %s", path, strerror(errno));
-        inf_kld_base_writer_abort(w);
+        ggtk_error_set(err, GGTK_ERR_IO, GGTK_NO_OFFSET,
+                       "%s: write failed: %s", path, strerror(errno));
+        inf_kld_base_writer_close(w);
         return NULL;
     }
     return w;
 }
 
-inf_status inf_kld_base_writer_write(inf_kld_base_writer *w, const uint16_t *rows, size_t n_rows,
-                                     char *err, size_t err_size)
+ggtk_status inf_kld_base_writer_write(inf_kld_base_writer *w, const uint16_t *rows, size_t n_rows,
+                                      ggtk_error *err)
 {
     if ((int64_t)n_rows > w->rows_expected - w->rows_written) {
-        inf_eval_set_error(err, err_size, "%s: more rows than the header announces", w->path);
-        return INF_ERR_USAGE;
+        ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+                       "%s: more rows than the header announces", w->path);
+        return GGTK_ERR_USAGE;
     }
     if (fwrite(rows, w->row_words * sizeof *rows, n_rows, w->file) != n_rows) {
-        inf_eval_set_error(err, err_size, "%s: write failed: %s", w->path, strerror(errno));
-        return INF_ERR_IO;
+        ggtk_error_set(err, GGTK_ERR_IO, GGTK_NO_OFFSET,
+                       "%s: write failed: %s", w->path, strerror(errno));
+        return GGTK_ERR_IO;
     }
     w->rows_written += (int64_t)n_rows;
-    return INF_OK;
+    return GGTK_OK;
 }
 
-inf_status inf_kld_base_writer_finish(inf_kld_base_writer *w, char *err, size_t err_size)
+ggtk_status inf_kld_base_writer_finish(inf_kld_base_writer *w, ggtk_error *err)
 {
     if (w->rows_written != w->rows_expected) {
-        inf_eval_set_error(err, err_size, "%s: only %lld of %lld rows written", w->path,
-                           (long long)w->rows_written, (long long)w->rows_expected);
-        inf_kld_base_writer_abort(w);
-        return INF_ERR_USAGE;
+        ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+                       "%s: only %lld of %lld rows written", w->path,
+                       (long long)w->rows_written, (long long)w->rows_expected);
+        inf_kld_base_writer_close(w);
+        return GGTK_ERR_USAGE;
     }
     FILE *f = w->file;
     w->file = NULL;
     if (fclose(f) != 0 || rename(w->temp_path, w->path) != 0) {
-        inf_eval_set_error(err, err_size, "%s: cannot finish the file: %s", w->path,
-                           strerror(errno));
-        inf_kld_base_writer_abort(w);
-        return INF_ERR_IO;
+        ggtk_error_set(err, GGTK_ERR_IO, GGTK_NO_OFFSET, "%s: cannot finish the file: %s", w->path,
+                       strerror(errno));
+        inf_kld_base_writer_close(w);
+        return GGTK_ERR_IO;
     }
     free(w->temp_path);
     w->temp_path = NULL;
-    inf_kld_base_writer_abort(w);
-    return INF_OK;
+    inf_kld_base_writer_close(w);
+    return GGTK_OK;
 }
 
-void inf_kld_base_writer_abort(inf_kld_base_writer *w)
+void inf_kld_base_writer_close(inf_kld_base_writer *w)
 {
     if (!w)
         return;
@@ -151,22 +156,25 @@ struct inf_kld_base {
 
 /* Check the header fields, then that the file holds exactly the chunks the header announces.
  * Only after this is anything allocated, so a hostile header costs no memory. */
-static bool base_check_layout(inf_kld_base *b, uint32_t n_ctx, uint64_t file_size, char *err,
-                              size_t err_size)
+static bool base_check_layout(inf_kld_base *b, uint32_t n_ctx, uint64_t file_size,
+                              ggtk_error *err)
 {
     if (n_ctx < 3 || n_ctx > (1u << 24)) {
-        inf_eval_set_error(err, err_size, "%s: n_ctx at byte 8 is %u, expected 3..%u", b->path,
-                           n_ctx, 1u << 24);
+        ggtk_error_set(err, GGTK_ERR_INVALID, 8,
+                       "%s: n_ctx at byte 8 is %u, expected 3..%u", b->path,
+                       n_ctx, 1u << 24);
         return false;
     }
     if (b->n_vocab < 1 || b->n_vocab > (1 << 24)) {
-        inf_eval_set_error(err, err_size, "%s: n_vocab at byte 12 is %d, expected 1..%d", b->path,
-                           b->n_vocab, 1 << 24);
+        ggtk_error_set(err, GGTK_ERR_INVALID, 12,
+                       "%s: n_vocab at byte 12 is %d, expected 1..%d", b->path,
+                       b->n_vocab, 1 << 24);
         return false;
     }
     if (b->n_chunk < 1) {
-        inf_eval_set_error(err, err_size, "%s: n_chunk at byte 16 is %d, expected > 0", b->path,
-                           b->n_chunk);
+        ggtk_error_set(err, GGTK_ERR_INVALID, 16,
+                       "%s: n_chunk at byte 16 is %d, expected > 0", b->path,
+                       b->n_chunk);
         return false;
     }
     b->n_ctx = (int32_t)n_ctx;
@@ -176,43 +184,46 @@ static bool base_check_layout(inf_kld_base *b, uint32_t n_ctx, uint64_t file_siz
     uint64_t bytes_per_chunk = (uint64_t)n_ctx * sizeof(inf_token) + b->chunk_bytes;
     uint64_t room = file_size > BASE_HEADER_BYTES ? file_size - BASE_HEADER_BYTES : 0;
     if ((uint64_t)b->n_chunk > room / bytes_per_chunk) {
-        inf_eval_set_error(err, err_size, "%s: truncated: n_chunk at byte 16 is %d, but the "
-                           "file's %llu bytes hold %llu chunks of n_ctx %u and n_vocab %d",
-                           b->path, b->n_chunk, (unsigned long long)file_size,
-                           (unsigned long long)(room / bytes_per_chunk), n_ctx, b->n_vocab);
+        ggtk_error_set(err, GGTK_ERR_TRUNCATED, file_size, "%s: truncated: n_chunk at byte 16 is %d, "
+                       "but the file's %llu bytes hold %llu chunks of n_ctx %u and n_vocab %d",
+                       b->path, b->n_chunk, (unsigned long long)file_size,
+                       (unsigned long long)(room / bytes_per_chunk), n_ctx, b->n_vocab);
         return false;
     }
     b->rows_offset = BASE_HEADER_BYTES + (uint64_t)b->n_chunk * n_ctx * sizeof(inf_token);
     uint64_t expected = BASE_HEADER_BYTES + (uint64_t)b->n_chunk * bytes_per_chunk;
     if (file_size != expected) {
-        inf_eval_set_error(err, err_size, "%s: trailing data: the header (n_ctx %u, n_vocab %d, "
-                           "n_chunk %d) announces %llu bytes, the file has %llu", b->path, n_ctx,
-                           b->n_vocab, b->n_chunk, (unsigned long long)expected,
-                           (unsigned long long)file_size);
+        ggtk_error_set(err, GGTK_ERR_LAYOUT, expected, "%s: trailing data: the header (n_ctx %u, "
+                       "n_vocab %d, n_chunk %d) announces %llu bytes, the file has %llu", b->path,
+                       n_ctx, b->n_vocab, b->n_chunk, (unsigned long long)expected,
+                       (unsigned long long)file_size);
         return false;
     }
     return true;
 }
 
 /* Read and check the tokens. */
-static bool base_read_tokens(inf_kld_base *b, char *err, size_t err_size)
+static bool base_read_tokens(inf_kld_base *b, ggtk_error *err)
 {
     size_t n = (size_t)b->n_chunk * (size_t)b->n_ctx;
     b->tokens = malloc(n * sizeof *b->tokens);
     if (!b->tokens) {
-        inf_eval_set_error(err, err_size, "%s: out of memory for %zu tokens", b->path, n);
+        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET,
+                       "%s: out of memory for %zu tokens", b->path, n);
         return false;
     }
     if (fread(b->tokens, sizeof *b->tokens, n, b->file) != n) {
-        inf_eval_set_error(err, err_size, "%s: cannot read the tokens: %s", b->path,
-                           ferror(b->file) ? strerror(errno) : "unexpected end of file");
+        ggtk_error_set(err, ferror(b->file) ? GGTK_ERR_IO : GGTK_ERR_TRUNCATED, BASE_HEADER_BYTES,
+                       "%s: cannot read the tokens: %s", b->path,
+                       ferror(b->file) ? strerror(errno) : "unexpected end of file");
         return false;
     }
     for (size_t i = 0; i < n; i++) {
         if (b->tokens[i] < 0 || b->tokens[i] >= b->n_vocab) {
-            inf_eval_set_error(err, err_size, "%s: token %zu (at byte %zu) is %d, outside the "
-                               "vocabulary of %d", b->path, i, BASE_HEADER_BYTES + 4 * i,
-                               b->tokens[i], b->n_vocab);
+            ggtk_error_set(err, GGTK_ERR_INVALID, BASE_HEADER_BYTES + 4 * i,
+                           "%s: token %zu (at byte %zu) is %d, outside the "
+                           "vocabulary of %d", b->path, i, BASE_HEADER_BYTES + 4 * i,
+                           b->tokens[i], b->n_vocab);
             return false;
         }
     }
@@ -231,11 +242,11 @@ static bool stream_size(FILE *file, uint64_t *size)
     return true;
 }
 
-inf_kld_base *kld_base_open_stream(FILE *file, const char *path, char *err, size_t err_size)
+inf_kld_base *kld_base_open_stream(FILE *file, const char *path, ggtk_error *err)
 {
     inf_kld_base *b = calloc(1, sizeof *b);
     if (!b || !(b->path = strdup(path))) {
-        inf_eval_set_error(err, err_size, "%s: out of memory", path);
+        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "%s: out of memory", path);
         free(b);
         fclose(file);
         return NULL;
@@ -243,16 +254,16 @@ inf_kld_base *kld_base_open_stream(FILE *file, const char *path, char *err, size
     b->file = file;
     uint64_t size;
     if (!stream_size(file, &size)) {
-        inf_eval_set_error(err, err_size, "%s: cannot find the size (not a regular file?): %s",
-                           path, strerror(errno));
+        ggtk_error_set(err, GGTK_ERR_IO, GGTK_NO_OFFSET,
+                       "%s: cannot find the size (not a regular file?): %s", path, strerror(errno));
         inf_kld_base_close(b);
         return NULL;
     }
     uint8_t header[BASE_HEADER_BYTES];
     if (fread(header, 1, sizeof header, file) != sizeof header ||
         memcmp(header, BASE_MAGIC, sizeof BASE_MAGIC) != 0) {
-        inf_eval_set_error(err, err_size, "%s: not a base log-probability file (expected "
-                           "\"_logits_\" and a 20-byte header)", path);
+        ggtk_error_set(err, GGTK_ERR_MAGIC, 0, "%s: not a base log-probability file (expected "
+                       "\"_logits_\" and a 20-byte header)", path);
         inf_kld_base_close(b);
         return NULL;
     }
@@ -260,21 +271,22 @@ inf_kld_base *kld_base_open_stream(FILE *file, const char *path, char *err, size
     memcpy(&n_ctx, header + 8, 4);
     memcpy(&b->n_vocab, header + 12, 4);
     memcpy(&b->n_chunk, header + 16, 4);
-    if (!base_check_layout(b, n_ctx, size, err, err_size) || !base_read_tokens(b, err, err_size)) {
+    if (!base_check_layout(b, n_ctx, size, err) || !base_read_tokens(b, err)) {
         inf_kld_base_close(b);
         return NULL;
     }
     return b;
 }
 
-inf_kld_base *inf_kld_base_open(const char *path, char *err, size_t err_size)
+inf_kld_base *inf_kld_base_open(const char *path, ggtk_error *err)
 {
     FILE *file = fopen(path, "rb");
     if (!file) {
-        inf_eval_set_error(err, err_size, "%s: cannot open: %s", path, strerror(errno));
+        ggtk_error_set(err, GGTK_ERR_IO, GGTK_NO_OFFSET, "%s: cannot open: %s", path,
+                       strerror(errno));
         return NULL;
     }
-    return kld_base_open_stream(file, path, err, err_size);
+    return kld_base_open_stream(file, path, err);
 }
 
 void inf_kld_base_close(inf_kld_base *b)
@@ -309,21 +321,21 @@ static bool row_is_possible(const uint16_t *row, int32_t n_vocab)
            top >= -logf((float)n_vocab) - slack;
 }
 
-inf_status inf_kld_base_read_chunk(inf_kld_base *b, int32_t chunk, uint16_t *rows, char *err,
-                                   size_t err_size)
+ggtk_status inf_kld_base_read_chunk(inf_kld_base *b, int32_t chunk, uint16_t *rows,
+                                    ggtk_error *err)
 {
     if (chunk < 0 || chunk >= b->n_chunk) {
-        inf_eval_set_error(err, err_size, "%s: no chunk %d (the file has %d)", b->path, chunk,
-                           b->n_chunk);
-        return INF_ERR_USAGE;
+        ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+                       "%s: no chunk %d (the file has %d)", b->path, chunk,
+                       b->n_chunk);
+        return GGTK_ERR_USAGE;
     }
     uint64_t offset = b->rows_offset + (uint64_t)chunk * b->chunk_bytes;
     if (fseeko(b->file, (off_t)offset, SEEK_SET) != 0 ||
         fread(rows, 1, b->chunk_bytes, b->file) != b->chunk_bytes) {
-        inf_eval_set_error(err, err_size, "%s: cannot read chunk %d at byte %llu: %s", b->path,
-                           chunk + 1, (unsigned long long)offset,
-                           ferror(b->file) ? strerror(errno) : "unexpected end of file");
-        return INF_ERR_IO;
+        return ggtk_error_set(err, GGTK_ERR_IO, offset, "%s: cannot read chunk %d at byte %llu: %s",
+                              b->path, chunk + 1, (unsigned long long)offset,
+                              ferror(b->file) ? strerror(errno) : "unexpected end of file");
     }
     const size_t row_words = inf_logprob_row_words(b->n_vocab);
     for (int64_t r = 0; r < rows_per_chunk(b->n_ctx); r++) {
@@ -332,12 +344,13 @@ inf_status inf_kld_base_read_chunk(inf_kld_base *b, int32_t chunk, uint16_t *row
             continue;
         float header[2];
         memcpy(header, row, sizeof header);
-        inf_eval_set_error(err, err_size, "%s: chunk %d: corrupt row %lld at byte %llu (scale %g, "
-                           "lp_min %g: not finite, or no log-probabilities a model can give)",
-                           b->path, chunk + 1, (long long)r,
-                           (unsigned long long)(offset + (uint64_t)r * row_words * 2), header[0],
-                           header[1]);
-        return INF_ERR_INVALID;
+        const uint64_t row_offset = offset + (uint64_t)r * row_words * 2;
+        return ggtk_error_set(err, isfinite(header[0]) && isfinite(header[1]) ? GGTK_ERR_INVALID
+                                                                                : GGTK_ERR_NONFINITE,
+                              row_offset, "%s: chunk %d: corrupt row %lld at byte %llu (scale %g, "
+                              "lp_min %g: not finite, or no log-probabilities a model can give)",
+                              b->path, chunk + 1, (long long)r, (unsigned long long)row_offset,
+                              header[0], header[1]);
     }
-    return INF_OK;
+    return GGTK_OK;
 }

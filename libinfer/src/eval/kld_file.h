@@ -14,6 +14,6 @@
 /* inf_kld_base_open() on an open stream (a file, or an fmemopen() buffer: its size is found by
  * seeking to its end); `path` names it in messages. The reader owns `file` from then on, and
  * closes it on failure too. */
-inf_kld_base *kld_base_open_stream(FILE *file, const char *path, char *err, size_t err_size);
+inf_kld_base *kld_base_open_stream(FILE *file, const char *path, ggtk_error *err);
 
 #endif

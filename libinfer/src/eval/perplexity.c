@@ -9,7 +9,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "eval_internal.h"
 #include "model/model_scan.h"
 #include <ggtk/inf_eval.h>
 
@@ -45,20 +44,29 @@ static double seconds_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+inf_perplexity_params inf_perplexity_params_default(void)
+{
+    inf_perplexity_params p = {.n_ctx = 512, .n_chunks = 0, .kld_base_out = NULL,
+                               .kld_base_in = NULL};
+    return p;
+}
+
 /* Decide n_ctx, the chunk count and the tokens, from the text or from the base file. */
 static bool setup_tokens(inf_perplexity *run, const inf_token *tokens, size_t n_tokens,
-                         const inf_perplexity_params *params, char *err, size_t err_size)
+                         const inf_perplexity_params *params, ggtk_error *err)
 {
     if (run->base) {
         if (tokens) {
-            inf_eval_set_error(err, err_size, "a KL-divergence run takes its tokens from the base "
-                               "file, not from a text");
+            ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+                           "a KL-divergence run takes its tokens from the base "
+                           "file, not from a text");
             return false;
         }
         if (inf_kld_base_n_vocab(run->base) != run->n_vocab) {
-            inf_eval_set_error(err, err_size, "the base file has a vocabulary of %d tokens, the "
-                               "model %d: they do not belong together",
-                               inf_kld_base_n_vocab(run->base), run->n_vocab);
+            ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
+                           "the base file has a vocabulary of %d tokens, the "
+                           "model %d: they do not belong together",
+                           inf_kld_base_n_vocab(run->base), run->n_vocab);
             return false;
         }
         run->n_ctx = inf_kld_base_n_ctx(run->base);
@@ -67,22 +75,25 @@ static bool setup_tokens(inf_perplexity *run, const inf_token *tokens, size_t n_
     } else {
         run->n_ctx = params->n_ctx;
         if (run->n_ctx < 4) {
-            inf_eval_set_error(err, err_size, "a context of %d tokens is too short to score "
-                               "(at least 4)", run->n_ctx);
+            ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
+                           "a context of %d tokens is too short to score "
+                           "(at least 4)", run->n_ctx);
             return false;
         }
         if (n_tokens < 2 * (size_t)run->n_ctx) {
-            inf_eval_set_error(err, err_size, "the text has %zu tokens; a context of %d needs at "
-                               "least %d (two chunks' worth, as llama-perplexity requires)",
-                               n_tokens, run->n_ctx, 2 * run->n_ctx);
+            ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
+                           "the text has %zu tokens; a context of %d needs at "
+                           "least %d (two chunks' worth, as llama-perplexity requires)",
+                           n_tokens, run->n_ctx, 2 * run->n_ctx);
             return false;
         }
         run->n_chunks = (int32_t)(n_tokens / (size_t)run->n_ctx);
     }
     int32_t session_ctx = inf_session_get_params(run->session).n_ctx;
     if (run->n_ctx > session_ctx) {
-        inf_eval_set_error(err, err_size, "chunks of %d tokens do not fit the session's context "
-                           "of %d", run->n_ctx, session_ctx);
+        ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
+                       "chunks of %d tokens do not fit the session's context "
+                       "of %d", run->n_ctx, session_ctx);
         return false;
     }
     if (params->n_chunks > 0 && params->n_chunks < run->n_chunks)
@@ -91,8 +102,10 @@ static bool setup_tokens(inf_perplexity *run, const inf_token *tokens, size_t n_
     run->n_scored = run->n_ctx - 1 - run->first;
     size_t n = (size_t)run->n_chunks * (size_t)run->n_ctx;
     run->tokens = malloc(n * sizeof *run->tokens);
-    if (!run->tokens)
+    if (!run->tokens) {
+        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory for %zu tokens", n);
         return false;
+    }
     memcpy(run->tokens, tokens, n * sizeof *tokens);
     return true;
 }
@@ -124,12 +137,11 @@ static bool setup_buffers(inf_perplexity *run)
 }
 
 inf_perplexity *inf_perplexity_new(inf_session *session, const inf_token *tokens, size_t n_tokens,
-                                   const inf_perplexity_params *params, char *err,
-                                   size_t err_size)
+                                   const inf_perplexity_params *params, ggtk_error *err)
 {
     inf_perplexity *run = calloc(1, sizeof *run);
     if (!run) {
-        inf_eval_set_error(err, err_size, "out of memory");
+        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
         return NULL;
     }
     const inf_model *model = inf_session_model(session);
@@ -142,22 +154,20 @@ inf_perplexity *inf_perplexity_new(inf_session *session, const inf_token *tokens
         run->n_threads = omp_get_max_threads();
     run->bos = inf_vocab_adds_bos(vocab) ? inf_vocab_bos(vocab) : INF_TOKEN_NONE;
     run->base = params->kld_base_in;
-    if (err && err_size)
-        err[0] = '\0';
-    if (!setup_tokens(run, tokens, n_tokens, params, err, err_size))
+    if (!setup_tokens(run, tokens, n_tokens, params, err))
         goto fail;
     if (params->kld_base_out) {
-        run->writer = inf_kld_base_writer_create(params->kld_base_out, run->n_ctx, run->n_vocab,
-                                                 run->n_chunks, run->tokens, err, err_size);
+        run->writer = inf_kld_base_writer_open(params->kld_base_out, run->n_ctx, run->n_vocab,
+                                               run->n_chunks, run->tokens, err);
         if (!run->writer)
             goto fail;
     }
-    if (!setup_buffers(run))
+    if (!setup_buffers(run)) {
+        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
         goto fail;
+    }
     return run;
 fail:
-    if (err && err_size && !err[0])
-        inf_eval_set_error(err, err_size, "out of memory");
     inf_perplexity_free(run);
     return NULL;
 }
@@ -166,7 +176,7 @@ void inf_perplexity_free(inf_perplexity *run)
 {
     if (!run)
         return;
-    inf_kld_base_writer_abort(run->writer);
+    inf_kld_base_writer_close(run->writer);
     free(run->tokens);
     free(run->batch);
     free(run->nll);
@@ -242,8 +252,7 @@ static void explain_nonfinite(const inf_perplexity *run, char *why, size_t why_s
 /* Refuse a chunk with a non-finite score or KL-divergence: a NaN would otherwise poison every
  * estimate after it (llama-perplexity prints "nan" and exits 0). Names the first such position
  * and, when a weight explains it, the tensor. */
-static inf_status check_finite(const inf_perplexity *run, int32_t index, char *err,
-                               size_t err_size)
+static ggtk_status check_finite(const inf_perplexity *run, int32_t index, ggtk_error *err)
 {
     const float *kld = run->base ? run->kld_values + (size_t)index * run->n_scored : NULL;
     for (int32_t r = 0; r < run->n_scored; r++) {
@@ -253,22 +262,21 @@ static inf_status check_finite(const inf_perplexity *run, int32_t index, char *e
         char why[256];
         explain_nonfinite(run, why, sizeof why);
         const double value = bad_nll ? run->nll[r] : (double)kld[r];
-        inf_eval_set_error(err, err_size, "chunk %d: non-finite %s (%s) at position %d of %d; %s",
-                           index + 1, bad_nll ? "log-probability" : "KL-divergence",
-                           isnan(value) ? "nan" : value > 0 ? "inf" : "-inf", run->first + r + 1,
-                           run->n_ctx, why);
-        /* GGTK_ERR_NONFINITE once libinfer reports ggtk_status. */
-        return INF_ERR_INVALID;
+        return ggtk_error_set(err, GGTK_ERR_NONFINITE, GGTK_NO_OFFSET,
+                              "chunk %d: non-finite %s (%s) at position %d of %d; %s", index + 1,
+                              bad_nll ? "log-probability" : "KL-divergence",
+                              isnan(value) ? "nan" : value > 0 ? "inf" : "-inf",
+                              run->first + r + 1, run->n_ctx, why);
     }
-    return INF_OK;
+    return GGTK_OK;
 }
 
-inf_status inf_perplexity_next(inf_perplexity *run, inf_chunk_result *result, char *err,
-                               size_t err_size)
+ggtk_status inf_perplexity_next(inf_perplexity *run, inf_chunk_result *result, ggtk_error *err)
 {
     if (run->next_chunk >= run->n_chunks) {
-        inf_eval_set_error(err, err_size, "all %d chunks have been evaluated", run->n_chunks);
-        return INF_ERR_USAGE;
+        ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+                       "all %d chunks have been evaluated", run->n_chunks);
+        return GGTK_ERR_USAGE;
     }
     const double start = seconds_now();
     const int32_t index = run->next_chunk;
@@ -276,30 +284,28 @@ inf_status inf_perplexity_next(inf_perplexity *run, inf_chunk_result *result, ch
     memcpy(run->batch, chunk, (size_t)run->n_ctx * sizeof *chunk);
     if (run->bos != INF_TOKEN_NONE)
         run->batch[0] = run->bos;
-    inf_status status;
+    ggtk_status status;
     if (run->base) {
-        status = inf_kld_base_read_chunk(run->base, index, run->rows, err, err_size);
-        if (status != INF_OK)
+        status = inf_kld_base_read_chunk(run->base, index, run->rows, err);
+        if (status != GGTK_OK)
             return status;
     }
     inf_session_reset(run->session);
-    status = inf_session_decode(run->session, run->batch, run->n_ctx, run->first);
-    if (status != INF_OK) {
-        inf_eval_set_error(err, err_size, "chunk %d: %s", index + 1,
-                           inf_session_error(run->session));
-        return status;
-    }
+    ggtk_error decode_err;
+    status = inf_session_decode(run->session, run->batch, run->n_ctx, run->first, &decode_err);
+    if (status != GGTK_OK)
+        return ggtk_error_set(err, status, decode_err.offset, "chunk %d: %s", index + 1,
+                              decode_err.message);
     const float *logits = inf_session_logits(run->session, NULL);
     const inf_kld_stats kld_before = run->kld;
     score_chunk(run, logits, chunk, index);
-    status = check_finite(run, index, err, err_size);
-    if (status != INF_OK)
+    status = check_finite(run, index, err);
+    if (status != GGTK_OK)
         return status;
     add_chunk(run);
     if (run->writer) {
-        status = inf_kld_base_writer_write(run->writer, run->rows, (size_t)run->n_scored, err,
-                                           err_size);
-        if (status != INF_OK)
+        status = inf_kld_base_writer_write(run->writer, run->rows, (size_t)run->n_scored, err);
+        if (status != GGTK_OK)
             return status;
     }
     double chunk_sum = 0;
@@ -311,7 +317,7 @@ inf_status inf_perplexity_next(inf_perplexity *run, inf_chunk_result *result, ch
     result->chunk_kld = run->base ? (run->kld.sum_kld - kld_before.sum_kld) / run->n_scored : NAN;
     result->seconds = seconds_now() - start;
     run->next_chunk++;
-    return INF_OK;
+    return GGTK_OK;
 }
 
 const char *inf_perplexity_output_temp_path(const inf_perplexity *run)
@@ -319,13 +325,13 @@ const char *inf_perplexity_output_temp_path(const inf_perplexity *run)
     return run->writer ? inf_kld_base_writer_temp_path(run->writer) : NULL;
 }
 
-inf_status inf_perplexity_finish(inf_perplexity *run, char *err, size_t err_size)
+ggtk_status inf_perplexity_finish(inf_perplexity *run, ggtk_error *err)
 {
     if (!run->writer)
-        return INF_OK;
+        return GGTK_OK;
     inf_kld_base_writer *writer = run->writer;
     run->writer = NULL;
-    return inf_kld_base_writer_finish(writer, err, err_size);
+    return inf_kld_base_writer_finish(writer, err);
 }
 
 inf_kld_summary inf_perplexity_kld_summary(inf_perplexity *run)

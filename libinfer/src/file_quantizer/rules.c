@@ -124,49 +124,50 @@ static ggtk_tensor_type output_rule_type(ggtk_tensor_type file_type, uint64_t nc
     return GGTK_TENSOR_Q6_K;
 }
 
-static inf_quantize_status check_override_type(int type, const char *what,
-                                               inf_quantize_error *err)
+static ggtk_status check_override_type(int type, const char *what,
+                                               ggtk_error *err)
 {
     if (type < 0 || inf_quantize_tensor_type_supported((ggtk_tensor_type)type))
-        return INF_QUANTIZE_OK;
-    return quantize_fail(err, INF_QUANTIZE_ERR_USAGE, "%s: tensors cannot be written as %s", what,
-                         quantize_type_name((ggtk_tensor_type)type));
+        return GGTK_OK;
+    return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+                          "%s: tensors cannot be written as %s", what,
+                          quantize_type_name((ggtk_tensor_type)type));
 }
 
-inf_quantize_status quantize_rules_init(quantize_rules *rules, const ggtk_file *input,
+ggtk_status quantize_rules_init(quantize_rules *rules, const ggtk_file *input,
                                         const inf_quantize_options *options,
-                                        inf_quantize_error *err)
+                                        ggtk_error *err)
 {
     memset(rules, 0, sizeof *rules);
     rules->options = options;
     rules->tied_embeddings = ggtk_find_tensor(input, "output.weight") < 0;
     if (!inf_quantize_file_type_supported(options->type))
-        return quantize_fail(err, INF_QUANTIZE_ERR_USAGE, "file type %s is not supported",
-                             quantize_type_name(options->type));
-    inf_quantize_status status = check_override_type(options->output_type, "output type", err);
-    if (status == INF_QUANTIZE_OK)
+        return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET, "file type %s is not supported",
+                              quantize_type_name(options->type));
+    ggtk_status status = check_override_type(options->output_type, "output type", err);
+    if (status == GGTK_OK)
         status = check_override_type(options->embd_type, "token embedding type", err);
-    for (size_t i = 0; status == INF_QUANTIZE_OK && i < options->n_tensor_rules; i++)
+    for (size_t i = 0; status == GGTK_OK && i < options->n_tensor_rules; i++)
         status = check_override_type((int)options->tensor_rules[i].type,
                                      options->tensor_rules[i].pattern, err);
-    if (status != INF_QUANTIZE_OK)
+    if (status != GGTK_OK)
         return status;
     if (options->n_tensor_rules == 0)
-        return INF_QUANTIZE_OK;
+        return GGTK_OK;
     rules->patterns = calloc(options->n_tensor_rules, sizeof *rules->patterns);
     if (!rules->patterns)
-        return quantize_fail(err, INF_QUANTIZE_ERR_NOMEM, "out of memory");
+        return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
     for (; rules->n_patterns < options->n_tensor_rules; rules->n_patterns++) {
         const char *pattern = options->tensor_rules[rules->n_patterns].pattern;
         /* llama.cpp lowercases the pattern; ignoring case matches the same names. */
         if (regcomp(&rules->patterns[rules->n_patterns], pattern,
                     REG_EXTENDED | REG_ICASE | REG_NOSUB) != 0) {
             quantize_rules_free(rules);
-            return quantize_fail(err, INF_QUANTIZE_ERR_USAGE,
-                                 "tensor type rule '%s': not a valid regular expression", pattern);
+            return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+                                  "tensor type rule '%s': not a valid regular expression", pattern);
         }
     }
-    return INF_QUANTIZE_OK;
+    return GGTK_OK;
 }
 
 void quantize_rules_free(quantize_rules *rules)

@@ -17,9 +17,9 @@ typedef struct quantize_rules {
 
 /* Validate `options` (file type, override types) and compile the patterns.
  * Errors: USAGE with a message naming the bad option, NOMEM. Free with quantize_rules_free(). */
-inf_quantize_status quantize_rules_init(quantize_rules *rules, const ggtk_file *input,
+ggtk_status quantize_rules_init(quantize_rules *rules, const ggtk_file *input,
                                         const inf_quantize_options *options,
-                                        inf_quantize_error *err);
+                                        ggtk_error *err);
 void quantize_rules_free(quantize_rules *rules);
 
 /* True when llama-quantize would convert this tensor at all (a weight matrix, not a norm, ...). */

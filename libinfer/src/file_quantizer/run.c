@@ -32,7 +32,7 @@ typedef struct run_buffers {
 typedef struct run_state {
     inf_quantize_plan *plan;
     const inf_quantize_callbacks *callbacks;
-    inf_quantize_error *err;
+    ggtk_error *err;
     ggtk_writer *writer;
     quantize_source source;
     tensor_job *jobs;
@@ -41,12 +41,12 @@ typedef struct run_state {
     uint64_t bytes_done;
 } run_state;
 
-static inf_quantize_status init_jobs(run_state *run)
+static ggtk_status init_jobs(run_state *run)
 {
     inf_quantize_plan *plan = run->plan;
     run->jobs = calloc((size_t)plan->n_tensors + 1, sizeof *run->jobs);
     if (!run->jobs)
-        return quantize_fail(run->err, INF_QUANTIZE_ERR_NOMEM, "out of memory");
+        return ggtk_error_set(run->err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
     for (int64_t i = 0; i < plan->n_tensors; i++) {
         const inf_quantize_plan_tensor *entry = &plan->tensors[i];
         const ggtk_tensor_info *info = entry->info;
@@ -61,16 +61,16 @@ static inf_quantize_status init_jobs(run_state *run)
         job->convert = entry->new_type != info->type;
         job->data = quantize_source_tensor(&run->source, info);
         if (!job->data)
-            return quantize_fail(run->err, INF_QUANTIZE_ERR_INPUT,
-                                 "%s: tensor '%s' data lies outside the file",
-                                 ggtk_path(plan->input), info->name);
+            return ggtk_error_set(run->err, GGTK_ERR_LAYOUT, GGTK_NO_OFFSET,
+                                  "%s: tensor '%s' data lies outside the file",
+                                  ggtk_path(plan->input), info->name);
         if (job->ncols > run->buf.row_floats)
             run->buf.row_floats = job->ncols;
     }
-    return INF_QUANTIZE_OK;
+    return GGTK_OK;
 }
 
-static inf_quantize_status alloc_buffers(run_state *run)
+static ggtk_status alloc_buffers(run_state *run)
 {
     /* A batch holds BATCH_ELEMENTS values or one longer row; no type takes over 4 bytes each. */
     uint64_t elements = (uint64_t)run->buf.row_floats > BATCH_ELEMENTS
@@ -80,8 +80,8 @@ static inf_quantize_status alloc_buffers(run_state *run)
     run->buf.sum_squares = malloc(BATCH_MAX_ROWS * sizeof(double));
     run->buf.sum_diff = malloc(BATCH_MAX_ROWS * sizeof(double));
     if (!run->buf.out || !run->buf.scratch || !run->buf.sum_squares || !run->buf.sum_diff)
-        return quantize_fail(run->err, INF_QUANTIZE_ERR_NOMEM, "out of memory");
-    return INF_QUANTIZE_OK;
+        return ggtk_error_set(run->err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
+    return GGTK_OK;
 }
 
 static void free_buffers(run_buffers *buf)
@@ -175,7 +175,7 @@ static bool process_batch(run_state *run, const batch *b)
 }
 
 /* Fold an item's per-row sums into its tensor, failing on the first non-finite row. */
-static inf_quantize_status check_item(run_state *run, const batch_item *item)
+static ggtk_status check_item(run_state *run, const batch_item *item)
 {
     tensor_job *job = item->job;
     const char *path = ggtk_path(run->plan->input), *name = job->entry->info->name;
@@ -184,34 +184,34 @@ static inf_quantize_status check_item(run_state *run, const batch_item *item)
         if (!isfinite(run->buf.sum_squares[slot])) {
             const float *x = row_as_f32(job, row, run->buf.scratch);
             int64_t col = quantize_first_nonfinite(x, job->ncols);
-            return quantize_fail(run->err, INF_QUANTIZE_ERR_NONFINITE,
-                                 "%s: tensor '%s' row %lld column %lld holds %s", path, name,
-                                 (long long)row, (long long)col,
-                                 col >= 0 && isnan(x[col]) ? "NaN" : "Inf");
+            return ggtk_error_set(run->err, GGTK_ERR_NONFINITE, GGTK_NO_OFFSET,
+                                  "%s: tensor '%s' row %lld column %lld holds %s", path, name,
+                                  (long long)row, (long long)col,
+                                  col >= 0 && isnan(x[col]) ? "NaN" : "Inf");
         }
         if (!isfinite(run->buf.sum_diff[slot]))
-            return quantize_fail(run->err, INF_QUANTIZE_ERR_NONFINITE,
-                                 "%s: tensor '%s' row %lld: values out of the range of %s", path,
-                                 name, (long long)row, quantize_type_name(job->entry->new_type));
+            return ggtk_error_set(run->err, GGTK_ERR_NONFINITE, GGTK_NO_OFFSET,
+                                  "%s: tensor '%s' row %lld: values out of the range of %s", path,
+                                  name, (long long)row, quantize_type_name(job->entry->new_type));
         job->sum_squares += run->buf.sum_squares[slot];
         job->sum_diff += run->buf.sum_diff[slot];
     }
-    return INF_QUANTIZE_OK;
+    return GGTK_OK;
 }
 
-static inf_quantize_status write_item(run_state *run, const batch_item *item)
+static ggtk_status write_item(run_state *run, const batch_item *item)
 {
     const tensor_job *job = item->job;
     const uint8_t *src = job->data + (uint64_t)item->first_row * job->in_row_bytes;
     const uint8_t *src_end = src + (uint64_t)item->n_rows * job->in_row_bytes;
     const void *data = job->convert ? run->buf.out + item->out_offset : src;
     uint64_t size = (uint64_t)item->n_rows * (job->convert ? job->out_row_bytes : job->in_row_bytes);
-    ggtk_error gerr;
-    if (ggtk_writer_write_data(run->writer, data, (size_t)size, &gerr) != GGTK_OK)
-        return quantize_fail(run->err, INF_QUANTIZE_ERR_OUTPUT, "%s", gerr.message);
+    ggtk_status status = ggtk_writer_write_data(run->writer, data, (size_t)size, run->err);
+    if (status != GGTK_OK)
+        return status;
     quantize_source_release(&run->source, src_end);
     run->bytes_done += (uint64_t)(src_end - src);
-    return INF_QUANTIZE_OK;
+    return GGTK_OK;
 }
 
 static void report_progress(run_state *run, const tensor_job *job)
@@ -224,76 +224,74 @@ static void report_progress(run_state *run, const tensor_job *job)
     run->callbacks->on_progress(&progress, run->callbacks->user);
 }
 
-static inf_quantize_status run_batches(run_state *run, inf_quantize_tensor_stats *stats)
+static ggtk_status run_batches(run_state *run, inf_quantize_tensor_stats *stats)
 {
     batch_cursor cursor = {run->jobs, run->plan->n_tensors, 0};
     batch *b = malloc(sizeof *b);
     if (!b)
-        return quantize_fail(run->err, INF_QUANTIZE_ERR_NOMEM, "out of memory");
-    inf_quantize_status status = INF_QUANTIZE_OK;
-    while (status == INF_QUANTIZE_OK && batch_next(&cursor, b)) {
+        return ggtk_error_set(run->err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
+    ggtk_status status = GGTK_OK;
+    while (status == GGTK_OK && batch_next(&cursor, b)) {
         if (!process_batch(run, b)) {
-            status = quantize_fail(run->err, INF_QUANTIZE_ERR_UNSUPPORTED,
-                                   "a conversion kernel refused its arguments");
+            status = ggtk_error_set(run->err, GGTK_ERR_UNSUPPORTED, GGTK_NO_OFFSET,
+                                    "a conversion kernel refused its arguments");
             break;
         }
-        for (int i = 0; status == INF_QUANTIZE_OK && i < b->n_items; i++) {
+        for (int i = 0; status == GGTK_OK && i < b->n_items; i++) {
             const batch_item *item = &b->items[i];
             status = check_item(run, item);
-            if (status == INF_QUANTIZE_OK)
+            if (status == GGTK_OK)
                 status = write_item(run, item);
-            if (status == INF_QUANTIZE_OK && stats && batch_item_ends_tensor(item)) {
+            if (status == GGTK_OK && stats && batch_item_ends_tensor(item)) {
                 inf_quantize_tensor_stats *s = &stats[item->job->entry - run->plan->tensors];
                 s->converted = item->job->convert;
                 quantize_stats_finish(s, item->job->sum_squares, item->job->sum_diff,
                                       ggtk_tensor_elements(item->job->entry->info));
             }
         }
-        if (status == INF_QUANTIZE_OK)
+        if (status == GGTK_OK)
             report_progress(run, b->items[b->n_items - 1].job);
     }
     free(b);
     return status;
 }
 
-static inf_quantize_status begin_output(run_state *run, const char *output_path)
+static ggtk_status begin_output(run_state *run, const char *output_path)
 {
-    ggtk_error gerr;
-    if (ggtk_writer_begin(run->writer, output_path, &gerr) != GGTK_OK)
-        return quantize_fail(run->err, INF_QUANTIZE_ERR_OUTPUT, "%s", gerr.message);
+    ggtk_status status = ggtk_writer_begin(run->writer, output_path, run->err);
+    if (status != GGTK_OK)
+        return status;
     if (run->callbacks && run->callbacks->on_temp_file)
         run->callbacks->on_temp_file(ggtk_writer_temp_path(run->writer), run->callbacks->user);
-    return INF_QUANTIZE_OK;
+    return GGTK_OK;
 }
 
-static inf_quantize_status run_all(run_state *run, const char *output_path,
+static ggtk_status run_all(run_state *run, const char *output_path,
                                    inf_quantize_tensor_stats *stats)
 {
-    inf_quantize_status status = quantize_source_open(&run->source, run->plan->input, run->err);
-    if (status == INF_QUANTIZE_OK)
+    ggtk_status status = quantize_source_open(&run->source, run->plan->input, run->err);
+    if (status == GGTK_OK)
         status = init_jobs(run);
-    if (status == INF_QUANTIZE_OK)
+    if (status == GGTK_OK)
         status = alloc_buffers(run);
-    if (status == INF_QUANTIZE_OK)
+    if (status == GGTK_OK)
         status = begin_output(run, output_path);
-    if (status == INF_QUANTIZE_OK)
+    if (status == GGTK_OK)
         status = run_batches(run, stats);
-    if (status == INF_QUANTIZE_OK) {
-        ggtk_error gerr;
-        if (ggtk_writer_finish(run->writer, &gerr) != GGTK_OK)
-            status = quantize_fail(run->err, INF_QUANTIZE_ERR_OUTPUT, "%s", gerr.message);
-    }
+    if (status == GGTK_OK)
+        status = ggtk_writer_finish(run->writer, run->err);
     return status;
 }
 
-inf_quantize_status inf_quantize_run(inf_quantize_plan *plan, const char *output_path,
+ggtk_status inf_quantize_run(inf_quantize_plan *plan, const char *output_path,
                                      const inf_quantize_callbacks *callbacks,
-                                     inf_quantize_tensor_stats *stats, inf_quantize_error *err)
+                                     inf_quantize_tensor_stats *stats, ggtk_error *err)
 {
     if (!plan->writer)
-        return quantize_fail(err, INF_QUANTIZE_ERR_USAGE, "this plan has already been run");
-    inf_quantize_status status = inf_quantize_check_paths(ggtk_path(plan->input), output_path, err);
-    if (status != INF_QUANTIZE_OK)
+        return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+                              "this plan has already been run");
+    ggtk_status status = inf_quantize_check_paths(ggtk_path(plan->input), output_path, err);
+    if (status != GGTK_OK)
         return status;
     run_state run = {.plan = plan, .callbacks = callbacks, .err = err, .writer = plan->writer};
     run.n_threads = plan->options.n_threads > 0 ? plan->options.n_threads : omp_get_max_threads();

@@ -11,48 +11,49 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-inf_quantize_status inf_quantize_check_paths(const char *input_path, const char *output_path,
-                                             inf_quantize_error *err)
+ggtk_status inf_quantize_check_paths(const char *input_path, const char *output_path,
+                                             ggtk_error *err)
 {
     if (strcmp(input_path, output_path) == 0)
-        return quantize_fail(err, INF_QUANTIZE_ERR_SAME_FILE,
-                             "%s: output and input are the same file", output_path);
+        return ggtk_error_set(err, GGTK_ERR_PATH, GGTK_NO_OFFSET,
+                              "%s: output and input are the same file", output_path);
     struct stat in, out;
     if (stat(input_path, &in) != 0)
-        return quantize_fail(err, INF_QUANTIZE_ERR_INPUT, "%s: %s", input_path, strerror(errno));
+        return ggtk_error_set(err, GGTK_ERR_IO, GGTK_NO_OFFSET,
+                              "%s: %s", input_path, strerror(errno));
     if (stat(output_path, &out) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
-        return quantize_fail(err, INF_QUANTIZE_ERR_SAME_FILE,
-                             "%s: output is the input file %s (same inode)", output_path,
-                             input_path);
-    return INF_QUANTIZE_OK;
+        return ggtk_error_set(err, GGTK_ERR_PATH, GGTK_NO_OFFSET,
+                              "%s: output is the input file %s (same inode)", output_path,
+                              input_path);
+    return GGTK_OK;
 }
 
-inf_quantize_status quantize_source_open(quantize_source *source, const ggtk_file *header,
-                                         inf_quantize_error *err)
+ggtk_status quantize_source_open(quantize_source *source, const ggtk_file *header,
+                                         ggtk_error *err)
 {
     memset(source, 0, sizeof *source);
     const char *path = ggtk_path(header);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return quantize_fail(err, INF_QUANTIZE_ERR_INPUT, "%s: %s", path, strerror(errno));
+        return ggtk_error_set(err, GGTK_ERR_IO, GGTK_NO_OFFSET, "%s: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != ggtk_file_size(header) || st.st_size == 0) {
         close(fd);
-        return quantize_fail(err, INF_QUANTIZE_ERR_INPUT,
-                             "%s: the file changed since its header was read", path);
+        return ggtk_error_set(err, GGTK_ERR_IO, GGTK_NO_OFFSET,
+                              "%s: the file changed since its header was read", path);
     }
     void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     int map_errno = errno;
     close(fd);
     if (map == MAP_FAILED)
-        return quantize_fail(err, INF_QUANTIZE_ERR_INPUT, "%s: mmap: %s", path,
-                             strerror(map_errno));
+        return ggtk_error_set(err, GGTK_ERR_IO, GGTK_NO_OFFSET, "%s: mmap: %s", path,
+                              strerror(map_errno));
     madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL); /* a hint; failure changes nothing */
     source->map = map;
     source->size = (uint64_t)st.st_size;
     source->data_offset = ggtk_data_offset(header);
     source->released = 0;
-    return INF_QUANTIZE_OK;
+    return GGTK_OK;
 }
 
 const uint8_t *quantize_source_tensor(const quantize_source *source, const ggtk_tensor_info *info)

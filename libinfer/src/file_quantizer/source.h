@@ -14,8 +14,8 @@ typedef struct quantize_source {
 
 /* Map the file `header` was read from. Fails with INPUT when it cannot be opened or its size
  * differs from what the header promised. Close with quantize_source_close(). */
-inf_quantize_status quantize_source_open(quantize_source *source, const ggtk_file *header,
-                                         inf_quantize_error *err);
+ggtk_status quantize_source_open(quantize_source *source, const ggtk_file *header,
+                                         ggtk_error *err);
 
 /* Start of a tensor's data in the map, or NULL when it lies outside the file. */
 const uint8_t *quantize_source_tensor(const quantize_source *source, const ggtk_tensor_info *info);

@@ -70,8 +70,8 @@ static void store_kv(builder *b, inf_tensor *k_cache, inf_tensor *v_cache, inf_t
                                     (size_t)b->shape.n_past * v_cache->nb[0]);
     inf_tensor *k_stored = inf_cpy(b->ctx, k, k_dst);
     inf_tensor *v_stored = inf_cpy(b->ctx, inf_transpose(b->ctx, v), v_dst);
-    if (!k_stored || !v_stored || inf_graph_expand(b->graph, k_stored) != INF_OK ||
-        inf_graph_expand(b->graph, v_stored) != INF_OK)
+    if (!k_stored || !v_stored || inf_graph_expand(b->graph, k_stored, NULL) != GGTK_OK ||
+        inf_graph_expand(b->graph, v_stored, NULL) != GGTK_OK)
         b->ok = false;
 }
 
@@ -121,7 +121,7 @@ static inf_tensor *attention(builder *b, inf_tensor *k_cache, inf_tensor *v_cach
         inf_tensor *kqv = attend(b, k_cache, v_cache, q, begin + c0, nq);
         inf_tensor *written = inf_cpy(b->ctx, inf_permute(b->ctx, kqv, 0, 2, 1, 3),
                                       columns(b, merged, c0, nq));
-        if (!written || inf_graph_expand(b->graph, written) != INF_OK)
+        if (!written || inf_graph_expand(b->graph, written, NULL) != GGTK_OK)
             b->ok = false;
     }
     return columns(b, merged, 0, n);
@@ -164,7 +164,7 @@ static inf_tensor *layer_forward(builder *b, const llama_layer *w, inf_tensor *k
 }
 
 bool llama_build_graph(const inf_model *model, inf_context *ctx, const llama_cache *cache,
-                       llama_batch_shape shape, llama_graph *out, char *err, size_t err_size)
+                       llama_batch_shape shape, llama_graph *out, ggtk_error *err)
 {
     const inf_model_hparams *hp = &model->hparams;
     size_t max_nodes = (size_t)hp->n_layer * NODES_PER_LAYER + NODES_EXTRA;
@@ -187,13 +187,14 @@ bool llama_build_graph(const inf_model *model, inf_context *ctx, const llama_cac
         out->logits = inf_mul_mat(ctx, model->output, x);
         if (out->logits) {
             inf_tensor_set_output(inf_tensor_set_name(out->logits, "logits"));
-            b.ok = inf_graph_expand(b.graph, out->logits) == INF_OK;
+            b.ok = inf_graph_expand(b.graph, out->logits, NULL) == GGTK_OK;
         }
     }
-    const char *message = inf_context_error(ctx);
-    if (!b.graph || !b.ok || message || (shape.n_out > 0 && !out->logits)) {
-        snprintf(err, err_size, "building the forward graph failed: %s",
-                 message ? message : "graph too large");
+    const ggtk_error *cerr = inf_context_error(ctx);
+    if (!b.graph || !b.ok || cerr || (shape.n_out > 0 && !out->logits)) {
+        ggtk_error_set(err, cerr ? cerr->status : GGTK_ERR_NOMEM, GGTK_NO_OFFSET,
+                       "building the forward graph failed: %s",
+                       cerr ? cerr->message : "graph too large");
         return false;
     }
     out->graph = b.graph;

@@ -11,9 +11,15 @@
 #define MAX_DIM (1u << 20)
 #define MAX_LAYERS 4096u
 
+uint64_t llama_key_offset(const ggtk_file *file, const char *key)
+{
+    int64_t index = ggtk_find_key(file, key);
+    return index < 0 ? GGTK_NO_OFFSET : ggtk_kv_offset(file, index);
+}
+
 /* Read "llama.<name>" as an unsigned integer in [1, max]. `required` false: absent keeps *out. */
 static bool read_count(const ggtk_file *file, const char *name, bool required, uint32_t max,
-                       uint32_t *out, char *err, size_t err_size)
+                       uint32_t *out, ggtk_error *err)
 {
     char key[128];
     snprintf(key, sizeof key, ARCH ".%s", name);
@@ -22,20 +28,24 @@ static bool read_count(const ggtk_file *file, const char *name, bool required, u
     if (st == GGTK_ERR_NOT_FOUND && !required)
         return true;
     if (st == GGTK_ERR_NOT_FOUND) {
-        snprintf(err, err_size, "%s: missing metadata key %s", ggtk_path(file), key);
+        ggtk_error_set(err, GGTK_ERR_NOT_FOUND, GGTK_NO_OFFSET,
+                       "%s: missing metadata key %s", ggtk_path(file), key);
         return false;
     }
     if (st != GGTK_OK) {
         const ggtk_value *v = ggtk_get(file, key);
-        snprintf(err, err_size, "%s: metadata key %s is %s, expected a non-negative integer",
-                 ggtk_path(file), key,
-                 v && v->type == GGTK_VALUE_ARRAY ? "an array (per-layer values are not supported)"
-                                                  : v ? ggtk_value_type_name(v->type) : "?");
+        ggtk_error_set(err, GGTK_ERR_TYPE, llama_key_offset(file, key),
+                       "%s: metadata key %s is %s, expected a non-negative integer",
+                       ggtk_path(file), key,
+                       v && v->type == GGTK_VALUE_ARRAY
+                           ? "an array (per-layer values are not supported)"
+                           : v ? ggtk_value_type_name(v->type) : "?");
         return false;
     }
     if (value < 1 || value > max) {
-        snprintf(err, err_size, "%s: metadata key %s is %llu, expected 1..%u", ggtk_path(file),
-                 key, (unsigned long long)value, max);
+        ggtk_error_set(err, GGTK_ERR_INVALID, llama_key_offset(file, key),
+                       "%s: metadata key %s is %llu, expected 1..%u", ggtk_path(file),
+                       key, (unsigned long long)value, max);
         return false;
     }
     *out = (uint32_t)value;
@@ -44,7 +54,7 @@ static bool read_count(const ggtk_file *file, const char *name, bool required, u
 
 /* Read "llama.<name>" as a positive finite float. `required` false: absent keeps *out. */
 static bool read_float(const ggtk_file *file, const char *name, bool required, float *out,
-                       char *err, size_t err_size)
+                       ggtk_error *err)
 {
     char key[128];
     snprintf(key, sizeof key, ARCH ".%s", name);
@@ -53,14 +63,16 @@ static bool read_float(const ggtk_file *file, const char *name, bool required, f
     if (st == GGTK_ERR_NOT_FOUND && !required)
         return true;
     if (st != GGTK_OK) {
-        snprintf(err, err_size, "%s: %s metadata key %s%s", ggtk_path(file),
-                 st == GGTK_ERR_NOT_FOUND ? "missing" : "non-numeric", key,
-                 st == GGTK_ERR_NOT_FOUND ? "" : " (expected a float)");
+        ggtk_error_set(err, st == GGTK_ERR_NOT_FOUND ? GGTK_ERR_NOT_FOUND : GGTK_ERR_TYPE,
+                       llama_key_offset(file, key), "%s: %s metadata key %s%s", ggtk_path(file),
+                       st == GGTK_ERR_NOT_FOUND ? "missing" : "non-numeric", key,
+                       st == GGTK_ERR_NOT_FOUND ? "" : " (expected a float)");
         return false;
     }
     if (!(value > 0) || !isfinite(value)) {
-        snprintf(err, err_size, "%s: metadata key %s is %g, expected a positive number",
-                 ggtk_path(file), key, value);
+        ggtk_error_set(err, GGTK_ERR_INVALID, llama_key_offset(file, key),
+                       "%s: metadata key %s is %g, expected a positive number",
+                       ggtk_path(file), key, value);
         return false;
     }
     *out = (float)value;
@@ -68,26 +80,27 @@ static bool read_float(const ggtk_file *file, const char *name, bool required, f
 }
 
 /* rope.scaling.type / .factor (or the older rope.scale_linear): only linear scaling is known. */
-static bool read_rope_scaling(const ggtk_file *file, inf_model_hparams *hp, char *err,
-                              size_t err_size)
+static bool read_rope_scaling(const ggtk_file *file, inf_model_hparams *hp, ggtk_error *err)
 {
     float factor = 1.0f;
-    if (!read_float(file, "rope.scale_linear", false, &factor, err, err_size))
+    if (!read_float(file, "rope.scale_linear", false, &factor, err))
         return false;
     const char *type = NULL;
     ggtk_status st = ggtk_get_string(file, ARCH ".rope.scaling.type", &type);
     if (st == GGTK_ERR_TYPE) {
-        snprintf(err, err_size, "%s: metadata key " ARCH ".rope.scaling.type is not a string",
-                 ggtk_path(file));
+        ggtk_error_set(err, GGTK_ERR_TYPE, llama_key_offset(file, ARCH ".rope.scaling.type"),
+                       "%s: metadata key " ARCH ".rope.scaling.type is not a string",
+                       ggtk_path(file));
         return false;
     }
     if (type && strcmp(type, "none") != 0 && strcmp(type, "linear") != 0) {
-        snprintf(err, err_size, "%s: rope scaling '%s' is not supported (only linear)",
-                 ggtk_path(file), type);
+        ggtk_error_set(err, GGTK_ERR_UNSUPPORTED, llama_key_offset(file, ARCH ".rope.scaling.type"),
+                       "%s: rope scaling '%s' is not supported (only linear)",
+                       ggtk_path(file), type);
         return false;
     }
     if (type && strcmp(type, "linear") == 0 &&
-        !read_float(file, "rope.scaling.factor", false, &factor, err, err_size))
+        !read_float(file, "rope.scaling.factor", false, &factor, err))
         return false;
     if (type && strcmp(type, "none") == 0)
         factor = 1.0f;
@@ -96,70 +109,72 @@ static bool read_rope_scaling(const ggtk_file *file, inf_model_hparams *hp, char
 }
 
 /* The shapes must fit together for the attention the graph builds. */
-static bool check_hparams(const ggtk_file *file, const inf_model_hparams *hp, char *err,
-                          size_t err_size)
+static bool check_hparams(const ggtk_file *file, const inf_model_hparams *hp, ggtk_error *err)
 {
     const char *path = ggtk_path(file);
     if (hp->n_head % hp->n_head_kv != 0) {
-        snprintf(err, err_size, "%s: %u attention heads cannot be grouped over %u key/value heads",
-                 path, hp->n_head, hp->n_head_kv);
+        ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
+                       "%s: %u attention heads cannot be grouped over %u key/value heads",
+                       path, hp->n_head, hp->n_head_kv);
         return false;
     }
     if (hp->n_rot > hp->n_embd_head || hp->n_rot % 2 != 0) {
-        snprintf(err, err_size, "%s: rope.dimension_count %u must be even and at most the head "
-                 "size %u", path, hp->n_rot, hp->n_embd_head);
+        ggtk_error_set(err, GGTK_ERR_INVALID, llama_key_offset(file, ARCH ".rope.dimension_count"),
+                       "%s: rope.dimension_count %u must be even and at most the head "
+                       "size %u", path, hp->n_rot, hp->n_embd_head);
         return false;
     }
     if ((uint64_t)hp->n_embd_head * hp->n_head > MAX_DIM) {
-        snprintf(err, err_size, "%s: %u heads of %u exceed the supported width", path, hp->n_head,
-                 hp->n_embd_head);
+        ggtk_error_set(err, GGTK_ERR_UNSUPPORTED, GGTK_NO_OFFSET,
+                       "%s: %u heads of %u exceed the supported width", path, hp->n_head,
+                       hp->n_embd_head);
         return false;
     }
     return true;
 }
 
-bool llama_read_hparams(const ggtk_file *file, inf_model_hparams *hp, char *err, size_t err_size)
+bool llama_read_hparams(const ggtk_file *file, inf_model_hparams *hp, ggtk_error *err)
 {
     memset(hp, 0, sizeof *hp);
-    if (!read_count(file, "context_length", true, 1u << 24, &hp->n_ctx_train, err, err_size) ||
-        !read_count(file, "embedding_length", true, MAX_DIM, &hp->n_embd, err, err_size) ||
-        !read_count(file, "block_count", true, MAX_LAYERS, &hp->n_layer, err, err_size) ||
-        !read_count(file, "feed_forward_length", true, MAX_DIM, &hp->n_ff, err, err_size) ||
-        !read_count(file, "attention.head_count", true, MAX_DIM, &hp->n_head, err, err_size))
+    if (!read_count(file, "context_length", true, 1u << 24, &hp->n_ctx_train, err) ||
+        !read_count(file, "embedding_length", true, MAX_DIM, &hp->n_embd, err) ||
+        !read_count(file, "block_count", true, MAX_LAYERS, &hp->n_layer, err) ||
+        !read_count(file, "feed_forward_length", true, MAX_DIM, &hp->n_ff, err) ||
+        !read_count(file, "attention.head_count", true, MAX_DIM, &hp->n_head, err))
         return false;
     uint64_t n_expert = 0;
     if (ggtk_get_uint(file, ARCH ".expert_count", &n_expert) == GGTK_OK && n_expert > 0) {
-        snprintf(err, err_size, "%s: mixture-of-experts Llama models (expert_count %llu) are not "
-                 "supported", ggtk_path(file), (unsigned long long)n_expert);
+        ggtk_error_set(err, GGTK_ERR_UNSUPPORTED, llama_key_offset(file, ARCH ".expert_count"),
+                       "%s: mixture-of-experts Llama models (expert_count %llu) are not "
+                       "supported", ggtk_path(file), (unsigned long long)n_expert);
         return false;
     }
     hp->n_head_kv = hp->n_head;
-    if (!read_count(file, "attention.head_count_kv", false, hp->n_head, &hp->n_head_kv, err,
-                    err_size))
+    if (!read_count(file, "attention.head_count_kv", false, hp->n_head, &hp->n_head_kv, err))
         return false;
     if (hp->n_embd % hp->n_head != 0 && !ggtk_get(file, ARCH ".attention.key_length")) {
-        snprintf(err, err_size, "%s: embedding_length %u is not a multiple of head_count %u",
-                 ggtk_path(file), hp->n_embd, hp->n_head);
+        ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
+                       "%s: embedding_length %u is not a multiple of head_count %u",
+                       ggtk_path(file), hp->n_embd, hp->n_head);
         return false;
     }
     hp->n_embd_head = hp->n_embd / hp->n_head;
     uint32_t value_length = 0;
-    if (!read_count(file, "attention.key_length", false, MAX_DIM, &hp->n_embd_head, err,
-                    err_size) ||
-        !read_count(file, "attention.value_length", false, MAX_DIM, &value_length, err, err_size))
+    if (!read_count(file, "attention.key_length", false, MAX_DIM, &hp->n_embd_head, err) ||
+        !read_count(file, "attention.value_length", false, MAX_DIM, &value_length, err))
         return false;
     if (value_length && value_length != hp->n_embd_head) {
-        snprintf(err, err_size, "%s: attention.value_length %u differs from key_length %u (not "
-                 "supported)", ggtk_path(file), value_length, hp->n_embd_head);
+        ggtk_error_set(err, GGTK_ERR_UNSUPPORTED, llama_key_offset(file, ARCH ".attention.value_length"),
+                       "%s: attention.value_length %u differs from key_length %u (not "
+                       "supported)", ggtk_path(file), value_length, hp->n_embd_head);
         return false;
     }
     hp->n_rot = hp->n_embd_head;
     hp->rope_freq_base = 10000.0f;
-    if (!read_count(file, "rope.dimension_count", false, MAX_DIM, &hp->n_rot, err, err_size) ||
-        !read_float(file, "rope.freq_base", false, &hp->rope_freq_base, err, err_size) ||
-        !read_float(file, "attention.layer_norm_rms_epsilon", true, &hp->rms_eps, err,
-                    err_size) ||
-        !read_rope_scaling(file, hp, err, err_size))
+    if (!read_count(file, "rope.dimension_count", false, MAX_DIM, &hp->n_rot, err) ||
+        !read_float(file, "rope.freq_base", false, &hp->rope_freq_base, err) ||
+        !read_float(file, "attention.layer_norm_rms_epsilon", true, &hp->rms_eps, err) ||
+        !read_rope_scaling(file, hp, err))
         return false;
-    return check_hparams(file, hp, err, err_size);
+    return check_hparams(file, hp, err);
 }

@@ -36,13 +36,17 @@ struct inf_model {
     bool locked;                /* the data section is mlock'ed */
 };
 
+/* Where metadata pair `key` starts in the file (GGTK_NO_OFFSET when absent), for an error's
+ * offset. */
+uint64_t llama_key_offset(const ggtk_file *file, const char *key);
+
 /* Read the hyper-parameters of a "llama" file into *hp (n_vocab is left 0 for the loader).
- * False with a message in err on a missing, mistyped or inconsistent key. */
-bool llama_read_hparams(const ggtk_file *file, inf_model_hparams *hp, char *err, size_t err_size);
+ * False with `err` set on a missing, mistyped or inconsistent key. */
+bool llama_read_hparams(const ggtk_file *file, inf_model_hparams *hp, ggtk_error *err);
 
 /* Create and bind every weight tensor of a "llama" file (model->file, hparams and vocab are set).
- * False with a message naming the tensor on a missing, mis-shaped, mistyped or unexpected one. */
-bool llama_bind_weights(inf_model *model, char *err, size_t err_size);
+ * False with `err` naming the tensor on a missing, mis-shaped, mistyped or unexpected one. */
+bool llama_bind_weights(inf_model *model, ggtk_error *err);
 
 /* What one forward graph computes. */
 typedef struct llama_batch_shape {
@@ -73,8 +77,8 @@ typedef struct llama_cache {
 } llama_cache;
 
 /* Build the forward pass of `shape` (n_tokens <= the scratch's n_batch) over `cache`. False with
- * the context's message in err when a constructor fails. */
+ * `err` set (the context's error) when a constructor fails. */
 bool llama_build_graph(const inf_model *model, inf_context *ctx, const llama_cache *cache,
-                       llama_batch_shape shape, llama_graph *out, char *err, size_t err_size);
+                       llama_batch_shape shape, llama_graph *out, ggtk_error *err);
 
 #endif

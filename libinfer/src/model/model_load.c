@@ -73,8 +73,7 @@ static int64_t dim_size(const inf_model_hparams *hp, dim d)
 typedef struct loader {
     inf_model *model;
     bool *used;
-    char *err;
-    size_t err_size;
+    ggtk_error *err;
 } loader;
 
 /* Create the weight `name` with shape [ne0, ne1] and bind it to its data in the file. *out is
@@ -88,31 +87,39 @@ static bool bind_tensor(loader *ld, const char *name, int64_t ne0, int64_t ne1, 
     int64_t index = ggtk_find_tensor(m->file, name);
     if (index < 0) {
         if (!optional)
-            snprintf(ld->err, ld->err_size, "%s: missing tensor %s (expected shape [%lld, %lld])",
-                     path, name, (long long)ne0, (long long)ne1);
+            ggtk_error_set(ld->err, GGTK_ERR_NOT_FOUND, GGTK_NO_OFFSET,
+                           "%s: missing tensor %s (expected shape [%lld, %lld])",
+                           path, name, (long long)ne0, (long long)ne1);
         return optional;
     }
     const ggtk_tensor_info *info = ggtk_tensor(m->file, index);
     if ((int64_t)info->ne[0] != ne0 || (int64_t)info->ne[1] != ne1 || info->ne[2] != 1 ||
         info->ne[3] != 1) {
-        snprintf(ld->err, ld->err_size, "%s: tensor %s has shape [%llu, %llu, %llu, %llu], "
-                 "expected [%lld, %lld]", path, name, (unsigned long long)info->ne[0],
-                 (unsigned long long)info->ne[1], (unsigned long long)info->ne[2],
-                 (unsigned long long)info->ne[3], (long long)ne0, (long long)ne1);
+        ggtk_error_set(ld->err, GGTK_ERR_INVALID, info->info_offset,
+                       "%s: tensor %s has shape [%llu, %llu, %llu, %llu], "
+                       "expected [%lld, %lld]", path, name, (unsigned long long)info->ne[0],
+                       (unsigned long long)info->ne[1], (unsigned long long)info->ne[2],
+                       (unsigned long long)info->ne[3], (long long)ne0, (long long)ne1);
         return false;
     }
     if (ne1 == 1 && info->type != GGTK_TENSOR_F32) {
         const ggtk_tensor_type_info *ti = ggtk_tensor_type_info_get(info->type);
-        snprintf(ld->err, ld->err_size, "%s: tensor %s has type %s, expected f32", path, name,
-                 ti ? ti->name : "unknown");
+        ggtk_error_set(ld->err, GGTK_ERR_TYPE, info->info_offset,
+                       "%s: tensor %s has type %s, expected f32", path, name,
+                       ti ? ti->name : "unknown");
         return false;
     }
     int64_t ne[2] = {ne0, ne1};
     inf_tensor *t = inf_tensor_new(m->weights, info->type, 2, ne);
-    if (!t || inf_buffer_bind_tensor(m->weight_buffer, t, info->data) != INF_OK) {
-        snprintf(ld->err, ld->err_size, "%s: tensor %s: %s", path, name,
-                 inf_context_error(m->weights) ? inf_context_error(m->weights)
-                                               : "data outside the file");
+    if (!t) {
+        const ggtk_error *cerr = inf_context_error(m->weights);
+        ggtk_error_set(ld->err, cerr->status, info->info_offset, "%s: tensor %s: %s", path, name,
+                       cerr->message);
+        return false;
+    }
+    if (inf_buffer_bind_tensor(m->weight_buffer, t, info->data, NULL) != GGTK_OK) {
+        ggtk_error_set(ld->err, GGTK_ERR_LAYOUT, info->info_offset, "%s: tensor %s: %s", path,
+                       name, "data outside the file");
         return false;
     }
     inf_tensor_set_name(t, "%s", name);
@@ -151,23 +158,24 @@ static bool check_all_used(const loader *ld)
         for (size_t r = 0; r < sizeof UNSUPPORTED_TENSORS / sizeof UNSUPPORTED_TENSORS[0]; r++)
             if (strstr(name, UNSUPPORTED_TENSORS[r].fragment))
                 reason = UNSUPPORTED_TENSORS[r].reason;
-        snprintf(ld->err, ld->err_size, "%s: unexpected tensor %s: %s", ggtk_path(file), name,
-                 reason);
+        ggtk_error_set(ld->err, GGTK_ERR_UNSUPPORTED, ggtk_tensor(file, i)->info_offset,
+                       "%s: unexpected tensor %s: %s", ggtk_path(file), name, reason);
         return false;
     }
     return true;
 }
 
-bool llama_bind_weights(inf_model *m, char *err, size_t err_size)
+bool llama_bind_weights(inf_model *m, ggtk_error *err)
 {
     const inf_model_hparams *hp = &m->hparams;
     int64_t n_tensors = ggtk_tensor_count(m->file);
-    loader ld = {m, calloc((size_t)n_tensors + 1, sizeof(bool)), err, err_size};
+    loader ld = {m, calloc((size_t)n_tensors + 1, sizeof(bool)), err};
     m->layers = calloc(hp->n_layer, sizeof *m->layers);
     m->weights = inf_context_new(((size_t)n_tensors + 1) * inf_tensor_overhead(), true);
     m->weight_buffer = inf_buffer_wrap((void *)ggtk_data(m->file), ggtk_data_size(m->file), true);
     if (!ld.used || !m->layers || !m->weights || !m->weight_buffer) {
-        snprintf(err, err_size, "%s: out of memory", ggtk_path(m->file));
+        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET,
+                       "%s: out of memory", ggtk_path(m->file));
         free(ld.used);
         return false;
     }
@@ -187,72 +195,72 @@ bool llama_bind_weights(inf_model *m, char *err, size_t err_size)
  * The public loader
  * ------------------------------------------------------------------------------------------- */
 
-inf_model_params inf_model_default_params(void)
+inf_model_params inf_model_params_default(void)
 {
     inf_model_params p = {.use_mmap = true, .use_mlock = false};
     return p;
 }
 
-static bool check_architecture(const ggtk_file *file, char *err, size_t err_size)
+static bool check_architecture(const ggtk_file *file, ggtk_error *err)
 {
     const char *arch = NULL;
     ggtk_status st = ggtk_get_string(file, "general.architecture", &arch);
     if (st != GGTK_OK) {
-        snprintf(err, err_size, "%s: %s metadata key general.architecture", ggtk_path(file),
-                 st == GGTK_ERR_NOT_FOUND ? "missing" : "non-string");
+        ggtk_error_set(err, st == GGTK_ERR_NOT_FOUND ? GGTK_ERR_NOT_FOUND : GGTK_ERR_TYPE,
+                       llama_key_offset(file, "general.architecture"),
+                       "%s: %s metadata key general.architecture", ggtk_path(file),
+                       st == GGTK_ERR_NOT_FOUND ? "missing" : "non-string");
         return false;
     }
     if (strcmp(arch, "llama") != 0) {
-        snprintf(err, err_size, "%s: unsupported architecture '%s' (only 'llama' is supported)",
-                 ggtk_path(file), arch);
+        ggtk_error_set(err, GGTK_ERR_UNSUPPORTED, llama_key_offset(file, "general.architecture"),
+                       "%s: unsupported architecture '%s' (only 'llama' is supported)",
+                       ggtk_path(file), arch);
         return false;
     }
     return true;
 }
 
-static bool lock_weights(inf_model *m, char *err, size_t err_size)
+static bool lock_weights(inf_model *m, ggtk_error *err)
 {
     if (mlock(ggtk_data(m->file), ggtk_data_size(m->file)) != 0) {
-        snprintf(err, err_size, "%s: cannot lock %.1f MiB of weights in memory: %s (see ulimit -l)",
-                 ggtk_path(m->file), ggtk_data_size(m->file) / 1048576.0, strerror(errno));
+        ggtk_error_set(err, GGTK_ERR_IO, GGTK_NO_OFFSET,
+                       "%s: cannot lock %.1f MiB of weights in memory: %s (see ulimit -l)",
+                       ggtk_path(m->file), ggtk_data_size(m->file) / 1048576.0, strerror(errno));
         return false;
     }
     m->locked = true;
     return true;
 }
 
-inf_model *inf_model_load(const char *path, const inf_model_params *params, char *err,
-                          size_t err_size)
+inf_model *inf_model_open(const char *path, const inf_model_params *params, ggtk_error *err)
 {
-    inf_model_params p = params ? *params : inf_model_default_params();
+    inf_model_params p = params ? *params : inf_model_params_default();
     inf_model *m = calloc(1, sizeof *m);
     if (!m) {
-        snprintf(err, err_size, "%s: out of memory", path);
+        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "%s: out of memory", path);
         return NULL;
     }
-    ggtk_error gerr;
-    m->file = ggtk_open(path, p.use_mmap ? GGTK_OPEN_MMAP : GGTK_OPEN_READ, &gerr);
+    m->file = ggtk_open(path, p.use_mmap ? GGTK_OPEN_MMAP : GGTK_OPEN_READ, err);
     if (!m->file) {
-        snprintf(err, err_size, "%s", gerr.message);
         free(m);
         return NULL;
     }
-    bool ok = check_architecture(m->file, err, err_size) &&
-              llama_read_hparams(m->file, &m->hparams, err, err_size) &&
-              (m->vocab = inf_vocab_load(m->file, err, err_size)) != NULL;
+    bool ok = check_architecture(m->file, err) &&
+              llama_read_hparams(m->file, &m->hparams, err) &&
+              (m->vocab = inf_vocab_new(m->file, err)) != NULL;
     if (ok) {
         m->hparams.n_vocab = (uint32_t)inf_vocab_n_tokens(m->vocab);
-        ok = llama_bind_weights(m, err, err_size) && (!p.use_mlock || lock_weights(m, err,
-                                                                                   err_size));
+        ok = llama_bind_weights(m, err) && (!p.use_mlock || lock_weights(m, err));
     }
     if (!ok) {
-        inf_model_free(m);
+        inf_model_close(m);
         return NULL;
     }
     return m;
 }
 
-void inf_model_free(inf_model *m)
+void inf_model_close(inf_model *m)
 {
     if (!m)
         return;

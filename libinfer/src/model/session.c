@@ -1,6 +1,5 @@
 /* session.c - a decoding context: KV cache, CPU backend, and a graph allocator whose compute
  * buffer is planned once for the largest graph, then reused by every batch. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,48 +24,46 @@ struct inf_session {
     float *copies;          /* logits gathered from several graphs */
     size_t copies_capacity; /* floats */
     int32_t n_logits_rows;
-    char error[512];
 };
 
-static void set_error(inf_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_error(inf_session *s, const char *fmt, ...)
+/* `err` gets `inner`'s status and offset, its message prefixed with what was being done. */
+static ggtk_status wrap_error(ggtk_error *err, const char *what, const ggtk_error *inner)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(s->error, sizeof s->error, fmt, ap);
-    va_end(ap);
+    return ggtk_error_set(err, inner->status, inner->offset, "%s: %s", what, inner->message);
 }
 
-inf_session_params inf_session_default_params(void)
+inf_session_params inf_session_params_default(void)
 {
     inf_session_params p = {.n_ctx = 512, .n_batch = 512, .n_threads = 0,
                             .kv_type = GGTK_TENSOR_F16};
     return p;
 }
 
-static bool check_params(const inf_model *model, const inf_session_params *p, char *err,
-                         size_t err_size)
+static bool check_params(const inf_model *model, const inf_session_params *p, ggtk_error *err)
 {
     const uint32_t n_ctx_train = model->hparams.n_ctx_train;
     if (p->n_ctx < 1 || (uint32_t)p->n_ctx > n_ctx_train) {
-        snprintf(err, err_size, "context of %d tokens is out of range: the model was trained "
-                 "for %u", p->n_ctx, n_ctx_train);
+        ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
+                       "context of %d tokens is out of range: the model was trained "
+                       "for %u", p->n_ctx, n_ctx_train);
         return false;
     }
     if (p->n_batch < 1 || p->n_batch > p->n_ctx) {
-        snprintf(err, err_size, "batch of %d tokens is out of range 1..%d (the context)",
-                 p->n_batch, p->n_ctx);
+        ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
+                       "batch of %d tokens is out of range 1..%d (the context)",
+                       p->n_batch, p->n_ctx);
         return false;
     }
     if (p->kv_type != GGTK_TENSOR_F16 && p->kv_type != GGTK_TENSOR_F32) {
-        snprintf(err, err_size, "KV cache type must be f16 or f32");
+        ggtk_error_set(err, GGTK_ERR_UNSUPPORTED, GGTK_NO_OFFSET,
+                       "KV cache type must be f16 or f32");
         return false;
     }
     return true;
 }
 
 /* One K and one V tensor per layer in one buffer. */
-static bool create_kv_cache(inf_session *s, char *err, size_t err_size)
+static bool create_kv_cache(inf_session *s, ggtk_error *err)
 {
     const inf_model_hparams *hp = &s->model->hparams;
     const int64_t n_embd_kv = (int64_t)hp->n_embd_head * hp->n_head_kv;
@@ -74,7 +71,7 @@ static bool create_kv_cache(inf_session *s, char *err, size_t err_size)
     s->cache.v = calloc(hp->n_layer, sizeof *s->cache.v);
     s->kv_ctx = inf_context_new(2 * (size_t)hp->n_layer * inf_tensor_overhead(), true);
     if (!s->cache.k || !s->cache.v || !s->kv_ctx) {
-        snprintf(err, err_size, "out of memory for the KV cache");
+        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory for the KV cache");
         return false;
     }
     for (uint32_t il = 0; il < hp->n_layer; il++) {
@@ -86,15 +83,15 @@ static bool create_kv_cache(inf_session *s, char *err, size_t err_size)
         inf_tensor_set_name(s->cache.v[il], "v_cache.%u", il);
     }
     if (inf_context_error(s->kv_ctx)) {
-        snprintf(err, err_size, "KV cache: %s", inf_context_error(s->kv_ctx));
+        wrap_error(err, "KV cache", inf_context_error(s->kv_ctx));
         return false;
     }
-    s->kv_buffer = inf_backend_alloc_context_tensors(s->backend, s->kv_ctx, err, err_size);
+    s->kv_buffer = inf_backend_alloc_context_tensors(s->backend, s->kv_ctx, err);
     return s->kv_buffer != NULL;
 }
 
 /* The attention output scratch, in a buffer of its own (counted with the compute buffer). */
-static bool create_scratch(inf_session *s, char *err, size_t err_size)
+static bool create_scratch(inf_session *s, ggtk_error *err)
 {
     const inf_model_hparams *hp = &s->model->hparams;
     s->scratch_ctx = inf_context_new(inf_tensor_overhead(), true);
@@ -103,17 +100,17 @@ static bool create_scratch(inf_session *s, char *err, size_t err_size)
                                                                s->params.n_batch)
                                            : NULL;
     if (!s->cache.attn_scratch) {
-        snprintf(err, err_size, "out of memory for the attention scratch");
+        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET,
+                       "out of memory for the attention scratch");
         return false;
     }
     inf_tensor_set_name(s->cache.attn_scratch, "attn_scratch");
-    s->scratch_buffer = inf_backend_alloc_context_tensors(s->backend, s->scratch_ctx, err,
-                                                          err_size);
+    s->scratch_buffer = inf_backend_alloc_context_tensors(s->backend, s->scratch_ctx, err);
     return s->scratch_buffer != NULL;
 }
 
 /* The first node of `graph` the backend cannot compute, described for an error message. */
-static bool check_supported(inf_session *s, const inf_graph *graph, char *err, size_t err_size)
+static bool check_supported(inf_session *s, const inf_graph *graph, ggtk_error *err)
 {
     for (int i = 0; i < inf_graph_n_nodes(graph); i++) {
         const inf_tensor *node = inf_graph_node(graph, i);
@@ -121,9 +118,10 @@ static bool check_supported(inf_session *s, const inf_graph *graph, char *err, s
             continue;
         const inf_tensor *a = node->src[0];
         const ggtk_tensor_type_info *ti = a ? ggtk_tensor_type_info_get(a->type) : NULL;
-        snprintf(err, err_size, "the %s backend cannot compute %s of %s (type %s)",
-                 inf_backend_name(s->backend), inf_op_name(node->op), a ? a->name : "?",
-                 ti ? ti->name : "?");
+        ggtk_error_set(err, GGTK_ERR_UNSUPPORTED, GGTK_NO_OFFSET,
+                       "the %s backend cannot compute %s of %s (type %s)",
+                       inf_backend_name(s->backend), inf_op_name(node->op), a ? a->name : "?",
+                       ti ? ti->name : "?");
         return false;
     }
     return true;
@@ -131,7 +129,7 @@ static bool check_supported(inf_session *s, const inf_graph *graph, char *err, s
 
 /* Plan the compute buffer for the largest graph: a full batch at the end of a full cache with
  * params.n_batch outputs. */
-static bool reserve_compute(inf_session *s, char *err, size_t err_size)
+static bool reserve_compute(inf_session *s, ggtk_error *err)
 {
     llama_batch_shape shape = {s->params.n_batch, s->params.n_ctx - s->params.n_batch, 0,
                                s->params.n_batch};
@@ -139,17 +137,17 @@ static bool reserve_compute(inf_session *s, char *err, size_t err_size)
     s->allocator = inf_graph_allocator_new(s->backend);
     if (!ctx || !s->allocator) {
         inf_context_free(ctx);
-        snprintf(err, err_size, "out of memory");
+        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
         return false;
     }
     llama_graph g;
-    bool ok = llama_build_graph(s->model, ctx, &s->cache, shape, &g, err, err_size) &&
-              check_supported(s, g.graph, err, err_size);
+    bool ok = llama_build_graph(s->model, ctx, &s->cache, shape, &g, err) &&
+              check_supported(s, g.graph, err);
     if (ok) {
-        inf_status st = inf_graph_allocator_reserve(s->allocator, g.graph);
-        if (st != INF_OK)
-            snprintf(err, err_size, "planning the compute buffer failed: %s", inf_strerror(st));
-        ok = st == INF_OK;
+        ggtk_error inner;
+        ok = inf_graph_allocator_reserve(s->allocator, g.graph, &inner) == GGTK_OK;
+        if (!ok)
+            wrap_error(err, "planning the compute buffer failed", &inner);
     }
     if (ok)
         s->compute_bytes = inf_graph_allocator_stats(s->allocator).buffer_size +
@@ -159,27 +157,26 @@ static bool reserve_compute(inf_session *s, char *err, size_t err_size)
     return ok;
 }
 
-inf_session *inf_session_new(inf_model *model, const inf_session_params *params, char *err,
-                             size_t err_size)
+inf_session *inf_session_new(inf_model *model, const inf_session_params *params, ggtk_error *err)
 {
-    inf_session_params p = params ? *params : inf_session_default_params();
-    if (!check_params(model, &p, err, err_size))
+    inf_session_params p = params ? *params : inf_session_params_default();
+    if (!check_params(model, &p, err))
         return NULL;
     inf_session *s = calloc(1, sizeof *s);
     if (!s) {
-        snprintf(err, err_size, "out of memory");
+        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
         return NULL;
     }
     s->model = model;
     s->params = p;
     s->backend = inf_backend_cpu_new(p.n_threads);
     if (!s->backend) {
-        snprintf(err, err_size, "out of memory for the CPU backend");
+        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory for the CPU backend");
         inf_session_free(s);
         return NULL;
     }
-    if (!create_kv_cache(s, err, err_size) || !create_scratch(s, err, err_size) ||
-        !reserve_compute(s, err, err_size)) {
+    if (!create_kv_cache(s, err) || !create_scratch(s, err) ||
+        !reserve_compute(s, err)) {
         inf_session_free(s);
         return NULL;
     }
@@ -209,7 +206,6 @@ const inf_model *inf_session_model(const inf_session *s) { return s->model; }
 size_t inf_session_kv_bytes(const inf_session *s) { return s->kv_buffer ? s->kv_buffer->size : 0; }
 size_t inf_session_compute_bytes(const inf_session *s) { return s->compute_bytes; }
 size_t inf_session_logits_bytes(const inf_session *s) { return s->copies_capacity * sizeof(float); }
-const char *inf_session_error(const inf_session *s) { return s->error; }
 
 const float *inf_session_logits(const inf_session *s, int32_t *n_rows)
 {
@@ -234,83 +230,83 @@ static bool reserve_copies(inf_session *s, int32_t rows)
 
 /* The logits of a graph: read in place when the decode is this one graph and the compute buffer
  * is host memory (they stay there until the next decode), else copied out from row `row` on. */
-static inf_status take_logits(inf_session *s, const inf_tensor *logits, int32_t n_out,
-                              bool only_graph, int32_t row)
+static ggtk_status take_logits(inf_session *s, const inf_tensor *logits, int32_t n_out,
+                               bool only_graph, int32_t row, ggtk_error *err)
 {
     const size_t n_vocab = s->model->hparams.n_vocab;
     if (only_graph && inf_graph_allocator_buffer(s->allocator)->host) {
         s->logits = logits->data;
-        return INF_OK;
+        return GGTK_OK;
     }
-    inf_status st = inf_tensor_read(logits, s->copies + (size_t)row * n_vocab, 0,
-                                    n_vocab * sizeof(float) * (size_t)n_out);
-    if (st != INF_OK)
-        set_error(s, "reading the logits failed: %s", inf_strerror(st));
+    ggtk_error inner;
+    ggtk_status st = inf_tensor_read(logits, s->copies + (size_t)row * n_vocab, 0,
+                                     n_vocab * sizeof(float) * (size_t)n_out, &inner);
+    if (st != GGTK_OK)
+        wrap_error(err, "reading the logits failed", &inner);
     s->logits = s->copies;
     return st;
 }
 
 /* Build, allocate and compute the graph of one batch; its logits go to row `row` onward. */
-static inf_status decode_batch(inf_session *s, const inf_token *tokens, llama_batch_shape shape,
-                               bool only_graph, int32_t row)
+static ggtk_status decode_batch(inf_session *s, const inf_token *tokens, llama_batch_shape shape,
+                                bool only_graph, int32_t row, ggtk_error *err)
 {
     inf_context *ctx = inf_context_new(llama_graph_context_size(s->model), true);
-    if (!ctx) {
-        set_error(s, "out of memory for the graph");
-        return INF_ERR_NOMEM;
-    }
+    if (!ctx)
+        return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory for the graph");
     llama_graph g;
-    inf_status st = INF_OK;
-    if (!llama_build_graph(s->model, ctx, &s->cache, shape, &g, s->error, sizeof s->error))
-        st = INF_ERR_INVALID;
-    if (st == INF_OK && (st = inf_graph_allocator_alloc(s->allocator, g.graph)) != INF_OK)
-        set_error(s, "allocating the graph failed: %s", inf_strerror(st));
-    if (st == INF_OK) {
+    ggtk_error inner;
+    ggtk_status st = GGTK_OK;
+    if (!llama_build_graph(s->model, ctx, &s->cache, shape, &g, err))
+        st = GGTK_ERR_INVALID;
+    if (st == GGTK_OK && (st = inf_graph_allocator_alloc(s->allocator, g.graph, &inner)) != GGTK_OK)
+        wrap_error(err, "allocating the graph failed", &inner);
+    if (st == GGTK_OK) {
         int32_t *pos = malloc((size_t)shape.n_tokens * sizeof *pos);
         for (int32_t i = 0; pos && i < shape.n_tokens; i++)
             pos[i] = shape.n_past + i;
         size_t bytes = (size_t)shape.n_tokens * sizeof(int32_t);
-        st = !pos ? INF_ERR_NOMEM : inf_tensor_write(g.tokens, tokens, 0, bytes);
-        if (st == INF_OK)
-            st = inf_tensor_write(g.positions, pos, 0, bytes);
+        st = !pos ? ggtk_error_set(&inner, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory")
+                  : inf_tensor_write(g.tokens, tokens, 0, bytes, &inner);
+        if (st == GGTK_OK)
+            st = inf_tensor_write(g.positions, pos, 0, bytes, &inner);
         free(pos);
-        if (st != INF_OK)
-            set_error(s, "setting the graph inputs failed: %s", inf_strerror(st));
+        if (st != GGTK_OK)
+            wrap_error(err, "setting the graph inputs failed", &inner);
     }
-    if (st == INF_OK && (st = inf_backend_compute(s->backend, g.graph)) != INF_OK)
-        set_error(s, "compute failed: %s", inf_backend_error(s->backend));
-    if (st == INF_OK && shape.n_out > 0)
-        st = take_logits(s, g.logits, shape.n_out, only_graph, row);
+    if (st == GGTK_OK && (st = inf_backend_compute(s->backend, g.graph, &inner)) != GGTK_OK)
+        wrap_error(err, "compute failed", &inner);
+    if (st == GGTK_OK && shape.n_out > 0)
+        st = take_logits(s, g.logits, shape.n_out, only_graph, row, err);
     inf_context_free(ctx);
     return st;
 }
 
-inf_status inf_session_decode(inf_session *s, const inf_token *tokens, int32_t n_tokens,
-                              int32_t first_output)
+ggtk_status inf_session_decode(inf_session *s, const inf_token *tokens, int32_t n_tokens,
+                               int32_t first_output, ggtk_error *err)
 {
-    s->error[0] = '\0';
     s->n_logits_rows = 0;
     const int32_t n_vocab = (int32_t)s->model->hparams.n_vocab;
     if (n_tokens < 1 || first_output < 0 || first_output > n_tokens) {
-        set_error(s, "bad batch: %d tokens, first output %d", n_tokens, first_output);
-        return INF_ERR_INVALID;
+        return ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
+                              "bad batch: %d tokens, first output %d", n_tokens, first_output);
     }
     if (n_tokens > s->params.n_ctx - s->n_past) {
-        set_error(s, "%d tokens do not fit: %d of %d cache positions are used", n_tokens,
-                  s->n_past, s->params.n_ctx);
-        return INF_ERR_INVALID;
+        return ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
+                              "%d tokens do not fit: %d of %d cache positions are used", n_tokens,
+                              s->n_past, s->params.n_ctx);
     }
     for (int32_t i = 0; i < n_tokens; i++) {
         if (tokens[i] < 0 || tokens[i] >= n_vocab) {
-            set_error(s, "token %d at index %d is outside the vocabulary of %d", tokens[i], i,
-                      n_vocab);
-            return INF_ERR_INVALID;
+            return ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
+                                  "token %d at index %d is outside the vocabulary of %d",
+                                  tokens[i], i, n_vocab);
         }
     }
     const bool one_graph = n_tokens <= s->params.n_batch;
     if (!one_graph && !reserve_copies(s, n_tokens - first_output)) {
-        set_error(s, "out of memory for %d rows of logits", n_tokens - first_output);
-        return INF_ERR_NOMEM;
+        return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET,
+                              "out of memory for %d rows of logits", n_tokens - first_output);
     }
     s->logits = NULL;
     for (int32_t start = 0; start < n_tokens; start += s->params.n_batch) {
@@ -321,11 +317,11 @@ inf_status inf_session_decode(inf_session *s, const inf_token *tokens, int32_t n
         if (shape.out_begin > shape.n_tokens)
             shape.out_begin = shape.n_tokens;
         shape.n_out = shape.n_tokens - shape.out_begin;
-        inf_status st = decode_batch(s, tokens + start, shape, one_graph, s->n_logits_rows);
-        if (st != INF_OK)
+        ggtk_status st = decode_batch(s, tokens + start, shape, one_graph, s->n_logits_rows, err);
+        if (st != GGTK_OK)
             return st;
         s->n_past += shape.n_tokens;
         s->n_logits_rows += shape.n_out;
     }
-    return INF_OK;
+    return GGTK_OK;
 }

@@ -145,13 +145,14 @@ static bool tokenize_fragments(const inf_vocab *v, const char *text, const fragm
     return ok;
 }
 
-int inf_vocab_tokenize(const inf_vocab *v, const char *text, size_t len, unsigned flags, inf_token **tokens,
-                       size_t *n_tokens)
+ggtk_status inf_vocab_tokenize(const inf_vocab *v, const char *text, size_t len, unsigned flags,
+                               inf_token **tokens, size_t *n_tokens, ggtk_error *err)
 {
     *tokens = NULL;
     *n_tokens = 0;
     if (len >= UINT32_MAX) {
-        return -1;
+        return ggtk_error_set(err, GGTK_ERR_OVERFLOW, GGTK_NO_OFFSET,
+                              "tokenize: %zu bytes of text; at most 4 GiB - 1 supported", len);
     }
     bool add_special = flags & INF_TOKENIZE_ADD_SPECIAL;
     fragment_list frags = {0};
@@ -167,7 +168,8 @@ int inf_vocab_tokenize(const inf_vocab *v, const char *text, size_t len, unsigne
     free(frags.data);
     if (!ok) {
         free(out.data);
-        return -1;
+        return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET,
+                              "tokenize: out of memory for %zu bytes of text", len);
     }
     if (out.count == 0) {
         free(out.data);
@@ -175,5 +177,5 @@ int inf_vocab_tokenize(const inf_vocab *v, const char *text, size_t len, unsigne
     }
     *tokens = out.data;
     *n_tokens = out.count;
-    return 0;
+    return GGTK_OK;
 }

@@ -28,29 +28,25 @@ static const char *const end_of_generation_texts[] = {
 typedef struct loader {
     const ggtk_file *file;
     inf_vocab *v;
-    char *err;
-    size_t err_size;
+    ggtk_error *err;
 } loader;
 
-static bool fail(loader *ld, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool fail(loader *ld, ggtk_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
-/* Write "<file>: <message>" into the caller's buffer; always returns false. */
-static bool fail(loader *ld, const char *fmt, ...)
+/* Fill the caller's error with `status` and "<file>: <message>"; always returns false. */
+static bool fail(loader *ld, ggtk_status status, const char *fmt, ...)
 {
-    if (ld->err_size == 0) {
-        return false;
-    }
-    int n = snprintf(ld->err, ld->err_size, "%s: ", ggtk_path(ld->file));
-    if (n >= 0 && (size_t)n < ld->err_size) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(ld->err + n, ld->err_size - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
+    char message[sizeof ld->err->message];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    ggtk_error_set(ld->err, status, GGTK_NO_OFFSET, "%s: %s", ggtk_path(ld->file), message);
     return false;
 }
 
-static bool out_of_memory(loader *ld) { return fail(ld, "out of memory while loading the vocabulary"); }
+static bool out_of_memory(loader *ld) { return fail(ld, GGTK_ERR_NOMEM, "out of memory while loading the vocabulary"); }
 
 /* The array under `key` with elements of `type`; *arr = NULL when absent and !required. */
 static bool get_array(loader *ld, const char *key, ggtk_value_type type, bool required, const ggtk_array **arr)
@@ -61,10 +57,10 @@ static bool get_array(loader *ld, const char *key, ggtk_value_type type, bool re
         return true;
     }
     if (st == GGTK_ERR_NOT_FOUND) {
-        return fail(ld, "%s: missing", key);
+        return fail(ld, GGTK_ERR_NOT_FOUND, "%s: missing", key);
     }
     if (st != GGTK_OK || (*arr)->elem_type != type) {
-        return fail(ld, "%s: expected an array of %s", key, ggtk_value_type_name(type));
+        return fail(ld, GGTK_ERR_TYPE, "%s: expected an array of %s", key, ggtk_value_type_name(type));
     }
     return true;
 }
@@ -74,10 +70,10 @@ static bool load_model_type(loader *ld)
     const char *model = NULL;
     ggtk_status st = ggtk_get_string(ld->file, KEY_MODEL, &model);
     if (st == GGTK_ERR_NOT_FOUND) {
-        return fail(ld, "%s: missing; the file has no tokenizer", KEY_MODEL);
+        return fail(ld, GGTK_ERR_NOT_FOUND, "%s: missing; the file has no tokenizer", KEY_MODEL);
     }
     if (st != GGTK_OK) {
-        return fail(ld, "%s: expected a string", KEY_MODEL);
+        return fail(ld, GGTK_ERR_TYPE, "%s: expected a string", KEY_MODEL);
     }
     if (strcmp(model, "llama") == 0) {
         ld->v->type = INF_VOCAB_SPM;
@@ -87,7 +83,7 @@ static bool load_model_type(loader *ld)
         ld->v->type = INF_VOCAB_BPE;
         return true;
     }
-    return fail(ld, "%s: unsupported tokenizer '%s' (supported: llama, gpt2)", KEY_MODEL, model);
+    return fail(ld, GGTK_ERR_UNSUPPORTED, "%s: unsupported tokenizer '%s' (supported: llama, gpt2)", KEY_MODEL, model);
 }
 
 static bool load_pre_tokenizer(loader *ld)
@@ -98,11 +94,11 @@ static bool load_pre_tokenizer(loader *ld)
     const char *pre = "default"; /* ggtk_get_string() leaves it alone when the key is absent */
     ggtk_status st = ggtk_get_string(ld->file, KEY_PRE, &pre);
     if (st != GGTK_OK && st != GGTK_ERR_NOT_FOUND) {
-        return fail(ld, "%s: expected a string", KEY_PRE);
+        return fail(ld, GGTK_ERR_TYPE, "%s: expected a string", KEY_PRE);
     }
     ld->v->pre = inf_pretokenizer_find(pre);
     if (!ld->v->pre) {
-        return fail(ld, "%s: unsupported pre-tokenizer '%s'", KEY_PRE, pre);
+        return fail(ld, GGTK_ERR_UNSUPPORTED, "%s: unsupported pre-tokenizer '%s'", KEY_PRE, pre);
     }
     snprintf(ld->v->pre_name, sizeof ld->v->pre_name, "%s", pre);
     return true;
@@ -117,7 +113,7 @@ static bool load_tokens(loader *ld)
         return false;
     }
     if (arr->count == 0 || arr->count > INT32_MAX - 1) {
-        return fail(ld, "%s: %llu tokens; expected 1 to %d", KEY_TOKENS, (unsigned long long)arr->count,
+        return fail(ld, GGTK_ERR_INVALID, "%s: %llu tokens; expected 1 to %d", KEY_TOKENS, (unsigned long long)arr->count,
                     INT32_MAX - 1);
     }
     inf_vocab *v = ld->v;
@@ -162,7 +158,7 @@ static bool load_scores(loader *ld)
         return true;
     }
     if (arr->count != (uint64_t)v->n_tokens) {
-        return fail(ld, "%s: %llu scores for %d tokens", KEY_SCORES, (unsigned long long)arr->count, (int)v->n_tokens);
+        return fail(ld, GGTK_ERR_INVALID, "%s: %llu scores for %d tokens", KEY_SCORES, (unsigned long long)arr->count, (int)v->n_tokens);
     }
     memcpy(v->scores, arr->data, (size_t)v->n_tokens * sizeof(float));
     return true;
@@ -201,16 +197,16 @@ static bool load_types(loader *ld)
     if (!arr || arr->elem_type == GGTK_VALUE_STRING || ggtk_value_type_size(arr->elem_type) == 0 ||
         arr->elem_type == GGTK_VALUE_FLOAT32 || arr->elem_type == GGTK_VALUE_FLOAT64 ||
         arr->elem_type == GGTK_VALUE_BOOL) {
-        return fail(ld, "%s: expected an array of integers", KEY_TYPES);
+        return fail(ld, GGTK_ERR_TYPE, "%s: expected an array of integers", KEY_TYPES);
     }
     if (arr->count != (uint64_t)v->n_tokens) {
-        return fail(ld, "%s: %llu types for %d tokens", KEY_TYPES, (unsigned long long)arr->count, (int)v->n_tokens);
+        return fail(ld, GGTK_ERR_INVALID, "%s: %llu types for %d tokens", KEY_TYPES, (unsigned long long)arr->count, (int)v->n_tokens);
     }
     for (int32_t i = 0; i < v->n_tokens; i++) {
         int64_t type = -1;
         array_int(arr, (uint64_t)i, &type);
         if (type < INF_TOKEN_UNDEFINED || type > INF_TOKEN_BYTE) {
-            return fail(ld, "%s[%d]: token type %lld; expected 0..6", KEY_TYPES, (int)i, (long long)type);
+            return fail(ld, GGTK_ERR_INVALID, "%s[%d]: token type %lld; expected 0..6", KEY_TYPES, (int)i, (long long)type);
         }
         v->types[i] = (uint8_t)type;
     }
@@ -226,10 +222,10 @@ static bool load_special_id(loader *ld, const char *key, inf_token *id)
         return true;
     }
     if (st != GGTK_OK) {
-        return fail(ld, "%s: expected an integer", key);
+        return fail(ld, GGTK_ERR_TYPE, "%s: expected an integer", key);
     }
     if (value < 0 || value >= ld->v->n_tokens) {
-        return fail(ld, "%s: token id %lld is outside the vocabulary of %d tokens", key, (long long)value,
+        return fail(ld, GGTK_ERR_INVALID, "%s: token id %lld is outside the vocabulary of %d tokens", key, (long long)value,
                     (int)ld->v->n_tokens);
     }
     *id = (inf_token)value;
@@ -242,7 +238,7 @@ static bool load_bool(loader *ld, const char *key, bool *flag)
     if (st == GGTK_OK || st == GGTK_ERR_NOT_FOUND) {
         return true;
     }
-    return fail(ld, "%s: expected a bool", key);
+    return fail(ld, GGTK_ERR_TYPE, "%s: expected a bool", key);
 }
 
 /* Default special tokens are llama.cpp's; one outside the vocabulary is dropped. */
@@ -329,7 +325,7 @@ static bool build_byte_tokens(loader *ld)
         size_t len;
         const char *text = vocab_text(v, i, &len);
         if (v->types[i] == INF_TOKEN_BYTE && byte_token_value(text, len) < 0) {
-            return fail(ld, "%s[%d]: byte token '%s' is not of the form <0xXX>", KEY_TOKENS, (int)i, text);
+            return fail(ld, GGTK_ERR_INVALID, "%s[%d]: byte token '%s' is not of the form <0xXX>", KEY_TOKENS, (int)i, text);
         }
     }
     for (int b = 0; b < 256; b++) {
@@ -361,7 +357,7 @@ static bool add_merge(loader *ld, uint64_t rank, const ggtk_string *merge, char 
     size_t len = (size_t)merge->len;
     const char *space = len > 1 ? memchr(text + 1, ' ', len - 1) : NULL;
     if (!space) {
-        return fail(ld, "%s[%llu]: '%s' is not two tokens separated by a space", KEY_MERGES,
+        return fail(ld, GGTK_ERR_INVALID, "%s[%llu]: '%s' is not two tokens separated by a space", KEY_MERGES,
                     (unsigned long long)rank, text);
     }
     size_t left_len = (size_t)(space - text), right_len = len - left_len - 1;
@@ -394,13 +390,13 @@ static bool load_merges(loader *ld)
     }
     const ggtk_array *arr;
     if (ggtk_get_array(ld->file, KEY_MERGES, &arr) == GGTK_ERR_NOT_FOUND) {
-        return fail(ld, "%s: missing; a gpt2 (BPE) vocabulary needs its merges", KEY_MERGES);
+        return fail(ld, GGTK_ERR_NOT_FOUND, "%s: missing; a gpt2 (BPE) vocabulary needs its merges", KEY_MERGES);
     }
     if (!get_array(ld, KEY_MERGES, GGTK_VALUE_STRING, true, &arr)) {
         return false;
     }
     if (arr->count > INT32_MAX) {
-        return fail(ld, "%s: %llu merges; at most %d supported", KEY_MERGES, (unsigned long long)arr->count, INT32_MAX);
+        return fail(ld, GGTK_ERR_UNSUPPORTED, "%s: %llu merges; at most %d supported", KEY_MERGES, (unsigned long long)arr->count, INT32_MAX);
     }
     if (!inf_merge_map_init(&v->merges, (size_t)arr->count)) {
         return out_of_memory(ld);
@@ -463,13 +459,10 @@ static bool build_special_list(loader *ld)
     return true;
 }
 
-inf_vocab *inf_vocab_load(const ggtk_file *file, char *err, size_t err_size)
+inf_vocab *inf_vocab_new(const ggtk_file *file, ggtk_error *err)
 {
     inf_vocab *v = calloc(1, sizeof *v);
-    loader ld = {file, v, err, err_size};
-    if (err_size) {
-        err[0] = '\0';
-    }
+    loader ld = {file, v, err};
     if (!v) {
         out_of_memory(&ld);
         return NULL;

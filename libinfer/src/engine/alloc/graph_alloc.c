@@ -33,12 +33,21 @@ void inf_graph_allocator_free(inf_graph_allocator *alloc)
     free(alloc);
 }
 
-inf_status inf_graph_allocator_reserve(inf_graph_allocator *alloc, const inf_graph *graph)
+ggtk_status inf_graph_allocator_reserve(inf_graph_allocator *alloc, const inf_graph *graph,
+                                        ggtk_error *err)
 {
-    inf_status st = plan_graph(graph, inf_backend_alignment(alloc->backend), &alloc->plan);
-    alloc->planned = st == INF_OK;
+    ggtk_status st = plan_graph(graph, inf_backend_alignment(alloc->backend), &alloc->plan);
+    alloc->planned = st == GGTK_OK;
     alloc->allocated = NULL;
-    return st;
+    if (st == GGTK_ERR_INVALID)
+        return ggtk_error_set(err, st, GGTK_NO_OFFSET,
+                              "graph allocator: a view's source has no memory and is not in the "
+                              "graph");
+    if (st != GGTK_OK)
+        return ggtk_error_set(err, st, GGTK_NO_OFFSET,
+                              "graph allocator: out of memory planning a graph of %d nodes",
+                              inf_graph_n_nodes(graph));
+    return GGTK_OK;
 }
 
 static inf_tensor *tensor_at(const inf_graph *graph, int n_leaves, int index)
@@ -46,11 +55,11 @@ static inf_tensor *tensor_at(const inf_graph *graph, int n_leaves, int index)
     return index < n_leaves ? inf_graph_leaf(graph, index) : inf_graph_node(graph, index - n_leaves);
 }
 
-inf_status inf_graph_allocator_alloc(inf_graph_allocator *alloc, inf_graph *graph)
+ggtk_status inf_graph_allocator_alloc(inf_graph_allocator *alloc, inf_graph *graph, ggtk_error *err)
 {
     if (!alloc->planned || alloc->plan.signature != plan_signature(graph)) {
-        inf_status st = inf_graph_allocator_reserve(alloc, graph);
-        if (st != INF_OK)
+        ggtk_status st = inf_graph_allocator_reserve(alloc, graph, err);
+        if (st != GGTK_OK)
             return st;
         alloc->n_replans++;
     }
@@ -59,7 +68,9 @@ inf_status inf_graph_allocator_alloc(inf_graph_allocator *alloc, inf_graph *grap
         inf_buffer_free(alloc->buffer);
         alloc->buffer = inf_backend_alloc_buffer(alloc->backend, need);
         if (!alloc->buffer)
-            return INF_ERR_NOMEM;
+            return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET,
+                                  "graph allocator: cannot allocate a %zu-byte %s compute buffer",
+                                  need, inf_backend_name(alloc->backend));
     }
     const int n_leaves = inf_graph_n_leaves(graph);
     const int count = n_leaves + inf_graph_n_nodes(graph);
@@ -79,7 +90,7 @@ inf_status inf_graph_allocator_alloc(inf_graph_allocator *alloc, inf_graph *grap
         }
     }
     alloc->allocated = graph;
-    return INF_OK;
+    return GGTK_OK;
 }
 
 inf_alloc_stats inf_graph_allocator_stats(const inf_graph_allocator *alloc)
@@ -94,17 +105,22 @@ inf_buffer *inf_graph_allocator_buffer(const inf_graph_allocator *alloc)
     return alloc->buffer;
 }
 
-inf_status inf_graph_allocator_poison_released(const inf_graph_allocator *alloc,
-                                               const inf_graph *graph, int node_index,
-                                               uint8_t pattern)
+ggtk_status inf_graph_allocator_poison_released(const inf_graph_allocator *alloc,
+                                                const inf_graph *graph, int node_index,
+                                                uint8_t pattern, ggtk_error *err)
 {
-    if (graph != alloc->allocated || node_index < 0 || node_index >= alloc->plan.n_nodes)
-        return INF_ERR_USAGE;
+    if (graph != alloc->allocated)
+        return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+                              "graph allocator: poisoning a graph that is not the one last allocated");
+    if (node_index < 0 || node_index >= alloc->plan.n_nodes)
+        return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+                              "graph allocator: node %d is outside the plan's %d nodes", node_index,
+                              alloc->plan.n_nodes);
     for (int r = alloc->plan.release_start[node_index]; r < alloc->plan.release_start[node_index + 1];
          r++) {
         const plan_release *rel = &alloc->plan.releases[r];
         alloc->buffer->ops->fill(alloc->buffer, (char *)alloc->buffer->base + rel->offset, pattern,
                                  rel->size);
     }
-    return INF_OK;
+    return GGTK_OK;
 }

@@ -212,7 +212,7 @@ static void count_uses(planner *pl)
     }
 }
 
-static inf_status walk(planner *pl)
+static ggtk_status walk(planner *pl)
 {
     graph_plan *plan = pl->plan;
     /* Leaves and inputs first: they must hold their data from before the compute starts. */
@@ -220,14 +220,14 @@ static inf_status walk(planner *pl)
         tensor_state *st = &pl->states[i];
         if (needs_block(st->tensor) && (i < pl->n_leaves || (st->tensor->flags & INF_TENSOR_INPUT)) &&
             !place(pl, st))
-            return INF_ERR_NOMEM;
+            return GGTK_ERR_NOMEM;
     }
     for (int i = pl->n_leaves; i < pl->count; i++) {
         tensor_state *st = &pl->states[i];
         const inf_tensor *node = st->tensor;
         plan->release_start[i - pl->n_leaves] = pl->n_releases;
         if (node->view_src && !node->view_src->data && !state_of(pl, node->view_src))
-            return INF_ERR_INVALID;
+            return GGTK_ERR_INVALID;
         if (needs_block(node) && st->offset == PLAN_NONE) {
             tensor_state *donor = in_place_source(pl, node);
             if (donor) {
@@ -239,17 +239,17 @@ static inf_status walk(planner *pl)
                 plan->stats.n_in_place++;
                 plan->stats.tensor_bytes += free_blocks_round(&pl->blocks, st->size);
             } else if (!place(pl, st)) {
-                return INF_ERR_NOMEM;
+                return GGTK_ERR_NOMEM;
             }
         }
         if (!after_node(pl, node))
-            return INF_ERR_NOMEM;
+            return GGTK_ERR_NOMEM;
     }
     plan->release_start[pl->count - pl->n_leaves] = pl->n_releases;
     for (int i = 0; i < pl->count; i++)
         plan->offsets[i] = pl->states[i].ours ? pl->states[i].offset : PLAN_NONE;
     plan->stats.buffer_size = pl->blocks.peak;
-    return INF_OK;
+    return GGTK_OK;
 }
 
 void plan_free(graph_plan *plan)
@@ -260,7 +260,7 @@ void plan_free(graph_plan *plan)
     memset(plan, 0, sizeof *plan);
 }
 
-inf_status plan_graph(const inf_graph *graph, size_t alignment, graph_plan *plan)
+ggtk_status plan_graph(const inf_graph *graph, size_t alignment, graph_plan *plan)
 {
     plan_free(plan);
     planner pl = {.graph = graph, .n_leaves = inf_graph_n_leaves(graph), .plan = plan};
@@ -270,7 +270,7 @@ inf_status plan_graph(const inf_graph *graph, size_t alignment, graph_plan *plan
     pl.slots = malloc((size_t)pl.n_slots * sizeof *pl.slots);
     plan->offsets = malloc(((size_t)pl.count + 1) * sizeof *plan->offsets);
     plan->release_start = malloc(((size_t)inf_graph_n_nodes(graph) + 1) * sizeof *plan->release_start);
-    inf_status st = INF_ERR_NOMEM;
+    ggtk_status st = GGTK_ERR_NOMEM;
     if (pl.states && pl.slots && plan->offsets && plan->release_start) {
         memset(pl.slots, 0xff, (size_t)pl.n_slots * sizeof *pl.slots);
         for (int i = 0; i < pl.count; i++)
@@ -286,7 +286,7 @@ inf_status plan_graph(const inf_graph *graph, size_t alignment, graph_plan *plan
     plan->n_leaves = pl.n_leaves;
     plan->n_nodes = inf_graph_n_nodes(graph);
     plan->signature = plan_signature(graph);
-    if (st != INF_OK)
+    if (st != GGTK_OK)
         plan_free(plan);
     return st;
 }

@@ -31,8 +31,8 @@ typedef struct graph_plan {
 uint64_t plan_signature(const inf_graph *graph);
 
 /* Plan `graph` with offsets aligned to `alignment` into `plan` (whose old contents are freed).
- * INF_ERR_INVALID when a view's source has no memory and is not in the graph; INF_ERR_NOMEM. */
-inf_status plan_graph(const inf_graph *graph, size_t alignment, graph_plan *plan);
+ * GGTK_ERR_INVALID when a view's source has no memory and is not in the graph; GGTK_ERR_NOMEM. */
+ggtk_status plan_graph(const inf_graph *graph, size_t alignment, graph_plan *plan);
 
 void plan_free(graph_plan *plan);
 

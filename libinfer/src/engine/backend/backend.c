@@ -1,6 +1,5 @@
 /* backend.c - the public backend calls, dispatched to the backend's own operations, and placing
  * a whole context's tensors in one buffer. */
-#include <stdio.h>
 
 #include "backend_internal.h"
 #include "engine/tensor/tensor_internal.h"
@@ -31,21 +30,15 @@ bool inf_backend_supports(const inf_backend *backend, const inf_tensor *node)
     return backend->ops->supports(backend, node);
 }
 
-inf_status inf_backend_compute(inf_backend *backend, const inf_graph *graph)
+ggtk_status inf_backend_compute(inf_backend *backend, const inf_graph *graph, ggtk_error *err)
 {
-    return inf_backend_compute_observed(backend, graph, NULL, NULL);
+    return inf_backend_compute_observed(backend, graph, NULL, NULL, err);
 }
 
-inf_status inf_backend_compute_observed(inf_backend *backend, const inf_graph *graph,
-                                        inf_node_observer observer, void *user)
+ggtk_status inf_backend_compute_observed(inf_backend *backend, const inf_graph *graph,
+                                         inf_node_observer observer, void *user, ggtk_error *err)
 {
-    backend->error[0] = '\0';
-    return backend->ops->compute(backend, graph, observer, user);
-}
-
-const char *inf_backend_error(const inf_backend *backend)
-{
-    return backend->error;
+    return backend->ops->compute(backend, graph, observer, user, err);
 }
 
 static bool needs_memory(const inf_tensor *t)
@@ -58,14 +51,9 @@ static size_t align_up(size_t n, size_t alignment)
     return (n + alignment - 1) / alignment * alignment;
 }
 
-inf_buffer *inf_backend_alloc_context_tensors(inf_backend *backend, inf_context *ctx, char *err,
-                                              size_t err_size)
+inf_buffer *inf_backend_alloc_context_tensors(inf_backend *backend, inf_context *ctx,
+                                              ggtk_error *err)
 {
-    char scratch[8];
-    if (!err) {
-        err = scratch;
-        err_size = sizeof scratch;
-    }
     size_t alignment = inf_backend_alignment(backend);
     size_t total = 0;
     for (inf_tensor *t = inf_context_next_tensor(ctx, NULL); t; t = inf_context_next_tensor(ctx, t)) {
@@ -74,8 +62,9 @@ inf_buffer *inf_backend_alloc_context_tensors(inf_backend *backend, inf_context 
     }
     inf_buffer *buffer = inf_backend_alloc_buffer(backend, total);
     if (!buffer) {
-        snprintf(err, err_size, "%s backend: cannot allocate %zu bytes for a context's tensors",
-                 inf_backend_name(backend), total);
+        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET,
+                       "%s backend: cannot allocate %zu bytes for a context's tensors",
+                       inf_backend_name(backend), total);
         return NULL;
     }
     size_t offset = 0;
@@ -83,7 +72,7 @@ inf_buffer *inf_backend_alloc_context_tensors(inf_backend *backend, inf_context 
         if (!needs_memory(t))
             continue;
         offset = align_up(offset, alignment);
-        inf_buffer_place_tensor(buffer, t, offset);
+        inf_buffer_place_tensor(buffer, t, offset, NULL); /* fits: the buffer was sized for it */
         offset += inf_tensor_nbytes(t);
     }
     /* Views made before their source had memory take it now. */

@@ -10,15 +10,14 @@ typedef struct inf_backend_ops {
     void (*release)(inf_backend *backend);
     inf_buffer *(*alloc_buffer)(inf_backend *backend, size_t size);
     bool (*supports)(const inf_backend *backend, const inf_tensor *node);
-    /* Runs the graph; on failure writes the message into backend->error. */
-    inf_status (*compute)(inf_backend *backend, const inf_graph *graph, inf_node_observer observer,
-                          void *user);
+    /* Runs the graph; on failure fills `err` (which may be NULL). */
+    ggtk_status (*compute)(inf_backend *backend, const inf_graph *graph, inf_node_observer observer,
+                           void *user, ggtk_error *err);
 } inf_backend_ops;
 
 struct inf_backend {
     const inf_backend_ops *ops;
     void *impl;
-    char error[256];
 };
 
 #endif

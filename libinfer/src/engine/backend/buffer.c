@@ -90,24 +90,19 @@ inf_buffer *inf_buffer_wrap(void *base, size_t size, bool read_only)
     return inf_buffer_new_custom(&wrapped_ops, base, size, true, read_only, NULL);
 }
 
-inf_buffer *inf_buffer_map_file(const char *path, uint64_t offset, size_t size, char *err,
-                                size_t err_size)
+inf_buffer *inf_buffer_map_file(const char *path, uint64_t offset, size_t size, ggtk_error *err)
 {
-    char scratch[8];
-    if (!err) {
-        err = scratch;
-        err_size = sizeof scratch;
-    }
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        snprintf(err, err_size, "%s: cannot open: %s", path, strerror(errno));
+        ggtk_error_set(err, GGTK_ERR_IO, GGTK_NO_OFFSET, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || offset > (uint64_t)st.st_size ||
         size > (uint64_t)st.st_size - offset || size == 0) {
-        snprintf(err, err_size, "%s: %zu bytes at offset %llu are not inside the file", path, size,
-                 (unsigned long long)offset);
+        ggtk_error_set(err, GGTK_ERR_LAYOUT, offset,
+                       "%s: %zu bytes at offset %llu are not inside the file", path, size,
+                       (unsigned long long)offset);
         close(fd);
         return NULL;
     }
@@ -117,7 +112,8 @@ inf_buffer *inf_buffer_map_file(const char *path, uint64_t offset, size_t size, 
     void *map = mmap(NULL, length, PROT_READ, MAP_PRIVATE, fd, (off_t)start);
     close(fd);
     if (map == MAP_FAILED) {
-        snprintf(err, err_size, "%s: mmap failed: %s", path, strerror(errno));
+        ggtk_error_set(err, GGTK_ERR_IO, GGTK_NO_OFFSET, "%s: mmap failed: %s", path,
+                       strerror(errno));
         return NULL;
     }
     mapping *impl = malloc(sizeof *impl);
@@ -127,7 +123,7 @@ inf_buffer *inf_buffer_map_file(const char *path, uint64_t offset, size_t size, 
     if (!buffer) {
         free(impl);
         munmap(map, length);
-        snprintf(err, err_size, "%s: out of memory", path);
+        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "%s: out of memory", path);
         return NULL;
     }
     *impl = (mapping){map, length};
@@ -142,36 +138,47 @@ void inf_buffer_free(inf_buffer *buffer)
     free(buffer);
 }
 
-inf_status inf_buffer_fill(inf_buffer *buffer, uint8_t value)
+ggtk_status inf_buffer_fill(inf_buffer *buffer, uint8_t value, ggtk_error *err)
 {
     if (buffer->read_only)
-        return INF_ERR_USAGE;
+        return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+                              "%s buffer: cannot fill a read-only buffer", buffer->ops->name);
     if (buffer->size > 0)
         buffer->ops->fill(buffer, buffer->base, value, buffer->size);
-    return INF_OK;
+    return GGTK_OK;
 }
 
-inf_status inf_buffer_place_tensor(inf_buffer *buffer, inf_tensor *tensor, size_t offset)
+ggtk_status inf_buffer_place_tensor(inf_buffer *buffer, inf_tensor *tensor, size_t offset,
+                                    ggtk_error *err)
 {
     size_t bytes = inf_tensor_nbytes(tensor);
-    if (tensor->view_src || tensor->data || offset > buffer->size || bytes > buffer->size - offset)
-        return INF_ERR_INVALID;
+    if (tensor->view_src || tensor->data)
+        return ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
+                              "%s buffer: tensor '%s' is a view or already has memory",
+                              buffer->ops->name, tensor->name);
+    if (offset > buffer->size || bytes > buffer->size - offset)
+        return ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
+                              "%s buffer: tensor '%s' (%zu bytes at offset %zu) does not fit in %zu "
+                              "bytes", buffer->ops->name, tensor->name, bytes, offset, buffer->size);
     tensor->data = (char *)buffer->base + offset;
     tensor->buffer = buffer;
-    return INF_OK;
+    return GGTK_OK;
 }
 
-inf_status inf_buffer_bind_tensor(inf_buffer *buffer, inf_tensor *tensor, const void *data)
+ggtk_status inf_buffer_bind_tensor(inf_buffer *buffer, inf_tensor *tensor, const void *data,
+                                   ggtk_error *err)
 {
     const char *base = buffer->base;
     const char *at = data;
     size_t bytes = inf_tensor_nbytes(tensor);
     if (tensor->view_src || at < base || (size_t)(at - base) > buffer->size ||
         bytes > buffer->size - (size_t)(at - base))
-        return INF_ERR_INVALID;
+        return ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
+                              "%s buffer: tensor '%s' is a view or its %zu bytes are not inside the "
+                              "buffer", buffer->ops->name, tensor->name, bytes);
     tensor->data = (void *)at;
     tensor->buffer = buffer;
-    return INF_OK;
+    return GGTK_OK;
 }
 
 /* Memory of a tensor, resolving a view whose data was not yet derived from its source. */
@@ -189,30 +196,48 @@ static inf_buffer *tensor_buffer(const inf_tensor *tensor)
     return tensor->view_src ? tensor->view_src->buffer : tensor->buffer;
 }
 
-inf_status inf_tensor_write(inf_tensor *tensor, const void *data, size_t offset, size_t size)
+/* GGTK_ERR_USAGE naming why `tensor` cannot be read or written at [offset, offset + size). */
+static ggtk_status access_error(const inf_tensor *tensor, const char *verb, size_t offset,
+                                size_t size, ggtk_error *err)
+{
+    if (!tensor_memory(tensor))
+        return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+                              "cannot %s tensor '%s': it has no memory", verb, tensor->name);
+    return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+                          "cannot %s tensor '%s': %zu bytes at offset %zu are outside its %zu bytes",
+                          verb, tensor->name, size, offset, inf_tensor_nbytes(tensor));
+}
+
+ggtk_status inf_tensor_write(inf_tensor *tensor, const void *data, size_t offset, size_t size,
+                             ggtk_error *err)
 {
     char *memory = tensor_memory(tensor);
     inf_buffer *buffer = tensor_buffer(tensor);
     size_t bytes = inf_tensor_nbytes(tensor);
-    if (!memory || offset > bytes || size > bytes - offset || (buffer && buffer->read_only))
-        return INF_ERR_USAGE;
+    if (!memory || offset > bytes || size > bytes - offset)
+        return access_error(tensor, "write", offset, size, err);
+    if (buffer && buffer->read_only)
+        return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+                              "cannot write tensor '%s': its %s buffer is read-only", tensor->name,
+                              buffer->ops->name);
     if (buffer)
         buffer->ops->write(buffer, memory + offset, data, size);
     else
         memcpy(memory + offset, data, size);
-    return INF_OK;
+    return GGTK_OK;
 }
 
-inf_status inf_tensor_read(const inf_tensor *tensor, void *data, size_t offset, size_t size)
+ggtk_status inf_tensor_read(const inf_tensor *tensor, void *data, size_t offset, size_t size,
+                            ggtk_error *err)
 {
     const char *memory = tensor_memory(tensor);
     inf_buffer *buffer = tensor_buffer(tensor);
     size_t bytes = inf_tensor_nbytes(tensor);
     if (!memory || offset > bytes || size > bytes - offset)
-        return INF_ERR_USAGE;
+        return access_error(tensor, "read", offset, size, err);
     if (buffer)
         buffer->ops->read(buffer, data, memory + offset, size);
     else
         memcpy(data, memory + offset, size);
-    return INF_OK;
+    return GGTK_OK;
 }

@@ -61,39 +61,44 @@ static bool mark_visited(inf_graph *g, const inf_tensor *t)
 
 /* Depth-first: sources, then the tensor. Recursion depth is the graph's longest chain of
  * dependencies, a few thousand at most for a transformer. */
-static inf_status visit(inf_graph *g, inf_tensor *t)
+static ggtk_status visit(inf_graph *g, inf_tensor *t)
 {
     if (!mark_visited(g, t))
-        return INF_OK;
+        return GGTK_OK;
     for (int i = 0; i < INF_MAX_SRC; i++) {
         if (t->src[i]) {
-            inf_status st = visit(g, t->src[i]);
-            if (st != INF_OK)
+            ggtk_status st = visit(g, t->src[i]);
+            if (st != GGTK_OK)
                 return st;
         }
     }
     if (t->view_src) {
-        inf_status st = visit(g, t->view_src);
-        if (st != INF_OK)
+        ggtk_status st = visit(g, t->view_src);
+        if (st != GGTK_OK)
             return st;
     }
     if (t->op == INF_OP_NONE) {
         if (g->n_leaves == g->max_nodes)
-            return INF_ERR_NOMEM;
+            return GGTK_ERR_NOMEM;
         g->leaves[g->n_leaves++] = t;
     } else {
         if (g->n_nodes == g->max_nodes)
-            return INF_ERR_NOMEM;
+            return GGTK_ERR_NOMEM;
         g->nodes[g->n_nodes++] = t;
     }
-    return INF_OK;
+    return GGTK_OK;
 }
 
-inf_status inf_graph_expand(inf_graph *graph, inf_tensor *tensor)
+ggtk_status inf_graph_expand(inf_graph *graph, inf_tensor *tensor, ggtk_error *err)
 {
     if (!tensor)
-        return INF_ERR_INVALID;
-    return visit(graph, tensor);
+        return ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
+                              "graph: cannot expand a NULL tensor (a constructor failed?)");
+    if (visit(graph, tensor) != GGTK_OK)
+        return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET,
+                              "graph: more than %d nodes or leaves while expanding '%s'",
+                              graph->max_nodes, tensor->name);
+    return GGTK_OK;
 }
 
 int inf_graph_n_nodes(const inf_graph *graph)

@@ -21,7 +21,8 @@ struct inf_context {
     bool no_data;
     tensor_record *first;
     tensor_record *last;
-    char error[256];
+    ggtk_error error;
+    bool failed;
 };
 
 size_t inf_tensor_overhead(void)
@@ -67,18 +68,35 @@ bool inf_context_no_data(const inf_context *ctx)
     return ctx->no_data;
 }
 
-const char *inf_context_error(const inf_context *ctx)
+const ggtk_error *inf_context_error(const inf_context *ctx)
 {
-    return ctx->error[0] ? ctx->error : NULL;
+    return ctx->failed ? &ctx->error : NULL;
+}
+
+static void context_failv(inf_context *ctx, ggtk_status status, const char *fmt, va_list ap)
+{
+    if (ctx->failed)
+        return;
+    ctx->failed = true;
+    ctx->error.status = status;
+    ctx->error.offset = GGTK_NO_OFFSET;
+    vsnprintf(ctx->error.message, sizeof ctx->error.message, fmt, ap);
 }
 
 void inf_context_fail(inf_context *ctx, const char *fmt, ...)
 {
-    if (ctx->error[0])
-        return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
+    context_failv(ctx, GGTK_ERR_INVALID, fmt, ap);
+    va_end(ap);
+}
+
+/* A full context is the one constructor failure that is about memory. */
+static void context_full(inf_context *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    context_failv(ctx, GGTK_ERR_NOMEM, fmt, ap);
     va_end(ap);
 }
 
@@ -87,7 +105,7 @@ void *inf_context_alloc(inf_context *ctx, size_t size, size_t alignment, const c
     uintptr_t base = (uintptr_t)ctx->block;
     size_t start = (size_t)(((base + ctx->used + alignment - 1) & ~(uintptr_t)(alignment - 1)) - base);
     if (start > ctx->size || size > ctx->size - start) {
-        inf_context_fail(ctx, "context full: %zu bytes for %s do not fit (%zu of %zu used)", size,
+        context_full(ctx, "context full: %zu bytes for %s do not fit (%zu of %zu used)", size,
                          what, ctx->used, ctx->size);
         return NULL;
     }

@@ -11,7 +11,7 @@
  * widest vector load. */
 #define INF_DATA_ALIGNMENT 64
 
-/* Record `fmt` as the context's error unless one is already kept. */
+/* Record `fmt` as the context's error (GGTK_ERR_INVALID) unless one is already kept. */
 void inf_context_fail(inf_context *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* `size` bytes of the context's block aligned to `alignment`, or NULL (error recorded) when the

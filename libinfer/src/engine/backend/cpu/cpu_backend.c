@@ -33,8 +33,8 @@ static int thread_count(const cpu_backend *cpu)
     return cpu->n_threads > 0 ? cpu->n_threads : omp_get_max_threads();
 }
 
-static inf_status cpu_compute(inf_backend *backend, const inf_graph *graph,
-                              inf_node_observer observer, void *user);
+static ggtk_status cpu_compute(inf_backend *backend, const inf_graph *graph,
+                               inf_node_observer observer, void *user, ggtk_error *err);
 
 static bool cpu_supports(const inf_backend *backend, const inf_tensor *node)
 {
@@ -60,15 +60,13 @@ size_t inf_backend_cpu_work_size(const inf_backend *backend, const inf_graph *gr
 
 /* Give views their memory from their sources and check that every tensor has memory and every
  * node a kernel. */
-static inf_status prepare(inf_backend *backend, const inf_graph *graph)
+static ggtk_status prepare(inf_backend *backend, const inf_graph *graph, ggtk_error *err)
 {
     for (int i = 0; i < inf_graph_n_leaves(graph); i++) {
         const inf_tensor *leaf = inf_graph_leaf(graph, i);
-        if (!leaf->data) {
-            snprintf(backend->error, sizeof backend->error, "cpu: leaf '%s' has no memory",
-                     leaf->name);
-            return INF_ERR_USAGE;
-        }
+        if (!leaf->data)
+            return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+                                  "cpu: leaf '%s' has no memory", leaf->name);
     }
     for (int i = 0; i < inf_graph_n_nodes(graph); i++) {
         inf_tensor *node = inf_graph_node(graph, i);
@@ -76,37 +74,31 @@ static inf_status prepare(inf_backend *backend, const inf_graph *graph)
             node->data = (char *)node->view_src->data + node->view_offset;
             node->buffer = node->view_src->buffer;
         }
-        if (!node->data) {
-            snprintf(backend->error, sizeof backend->error, "cpu: node %d '%s' has no memory", i,
-                     node->name);
-            return INF_ERR_USAGE;
-        }
-        if (!cpu_supports(backend, node)) {
-            snprintf(backend->error, sizeof backend->error,
-                     "cpu: node %d '%s': %s of these types/layouts is not supported", i, node->name,
-                     inf_op_name(node->op));
-            return INF_ERR_UNSUPPORTED;
-        }
+        if (!node->data)
+            return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+                                  "cpu: node %d '%s' has no memory", i, node->name);
+        if (!cpu_supports(backend, node))
+            return ggtk_error_set(err, GGTK_ERR_UNSUPPORTED, GGTK_NO_OFFSET,
+                                  "cpu: node %d '%s': %s of these types/layouts is not supported", i,
+                                  node->name, inf_op_name(node->op));
     }
-    return INF_OK;
+    return GGTK_OK;
 }
 
-static inf_status grow_work(inf_backend *backend, size_t size)
+static ggtk_status grow_work(inf_backend *backend, size_t size, ggtk_error *err)
 {
     cpu_backend *cpu = backend->impl;
     if (size <= cpu->work_size)
-        return INF_OK;
+        return GGTK_OK;
     free(cpu->work);
     cpu->work_size = 0;
     cpu->work = aligned_alloc(INF_DATA_ALIGNMENT, (size + INF_DATA_ALIGNMENT - 1) /
                                                       INF_DATA_ALIGNMENT * INF_DATA_ALIGNMENT);
-    if (!cpu->work) {
-        snprintf(backend->error, sizeof backend->error, "cpu: cannot allocate %zu bytes of work buffer",
-                 size);
-        return INF_ERR_NOMEM;
-    }
+    if (!cpu->work)
+        return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET,
+                              "cpu: cannot allocate %zu bytes of work buffer", size);
     cpu->work_size = size;
-    return INF_OK;
+    return GGTK_OK;
 }
 
 /* Run the nodes. Every thread walks the same list; after each node a barrier, then the observer
@@ -150,24 +142,23 @@ static void run_nodes(cpu_backend *cpu, const inf_graph *graph, int n_threads,
     }
 }
 
-static inf_status cpu_compute(inf_backend *backend, const inf_graph *graph,
-                              inf_node_observer observer, void *user)
+static ggtk_status cpu_compute(inf_backend *backend, const inf_graph *graph,
+                               inf_node_observer observer, void *user, ggtk_error *err)
 {
     cpu_backend *cpu = backend->impl;
-    inf_status st = prepare(backend, graph);
-    if (st == INF_OK)
-        st = grow_work(backend, inf_backend_cpu_work_size(backend, graph));
-    if (st != INF_OK)
+    ggtk_status st = prepare(backend, graph, err);
+    if (st == GGTK_OK)
+        st = grow_work(backend, inf_backend_cpu_work_size(backend, graph), err);
+    if (st != GGTK_OK)
         return st;
     cpu_failure failure = {.node = INT_MAX};
     run_nodes(cpu, graph, thread_count(cpu), observer, user, &failure);
     if (atomic_load(&failure.node) != INT_MAX) {
-        snprintf(backend->error, sizeof backend->error, "cpu: node %d '%.50s': %.170s",
-                 atomic_load(&failure.node), inf_graph_node(graph, atomic_load(&failure.node))->name,
-                 failure.message);
-        return INF_ERR_INVALID;
+        int node = atomic_load(&failure.node);
+        return ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET, "cpu: node %d '%.50s': %.170s",
+                              node, inf_graph_node(graph, node)->name, failure.message);
     }
-    return INF_OK;
+    return GGTK_OK;
 }
 
 static inf_buffer *cpu_alloc_buffer(inf_backend *backend, size_t size)
