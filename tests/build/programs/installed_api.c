@@ -4,6 +4,7 @@
  * files leave one out. */
 #include <ggtk/gguf.h>
 #include <ggtk/gguf_util.h>
+#include <ggtk/inf_eval.h>
 #include <ggtk/inf_model.h>
 #include <ggtk/inf_vocab.h>
 
@@ -32,37 +33,36 @@ static int read_with_libgguf(const char *path)
 /* The most likely token after `tokens`, or -1 (message on stderr). */
 static inf_token predict(inf_model *model, const inf_token *tokens, int32_t n_tokens)
 {
-    inf_session_params params = inf_session_default_params();
+    inf_session_params params = inf_session_params_default();
     params.n_ctx = 32;
     params.n_batch = 32;
     params.n_threads = 2;
-    char message[512];
-    inf_session *session = inf_session_new(model, &params, message, sizeof message);
+    ggtk_error err;
+    inf_session *session = inf_session_new(model, &params, &err);
     if (!session) {
-        fprintf(stderr, "%s\n", message);
+        fprintf(stderr, "%s\n", err.message);
         return -1;
     }
     inf_token best = -1;
-    if (inf_session_decode(session, tokens, n_tokens, n_tokens - 1) == 0) {
-        const float *logits = inf_session_logits(session, NULL);
-        int32_t n_vocab = (int32_t)inf_vocab_n_tokens(inf_model_get_vocab(model));
-        best = 0;
-        for (int32_t i = 1; i < n_vocab; i++)
-            best = logits[i] > logits[best] ? i : best;
-    } else {
-        fprintf(stderr, "%s\n", inf_session_error(session));
+    float best_logit;
+    int32_t n_vocab = (int32_t)inf_vocab_n_tokens(inf_model_get_vocab(model));
+    if (inf_session_decode(session, tokens, n_tokens, n_tokens - 1, &err) != GGTK_OK ||
+        inf_logits_top_k(inf_session_logits(session, NULL), n_vocab, 1, &best, &best_logit,
+                         &err) != GGTK_OK) {
+        fprintf(stderr, "%s\n", err.message);
+        best = -1;
     }
     inf_session_free(session);
     return best;
 }
 
-/* libinfer: load the model, tokenize a prompt and run one forward pass on two threads. */
+/* libinfer: open the model, tokenize a prompt and run one forward pass on two threads. */
 static int run_with_libinfer(const char *path)
 {
-    char message[512];
-    inf_model *model = inf_model_load(path, NULL, message, sizeof message);
+    ggtk_error err;
+    inf_model *model = inf_model_open(path, NULL, &err);
     if (!model) {
-        fprintf(stderr, "%s\n", message);
+        fprintf(stderr, "%s\n", err.message);
         return 1;
     }
     const char *prompt = "The capital of France is";
@@ -70,7 +70,8 @@ static int run_with_libinfer(const char *path)
     inf_token *tokens = NULL;
     size_t n_tokens = 0;
     inf_token next = -1;
-    if (inf_vocab_tokenize(vocab, prompt, strlen(prompt), 0, &tokens, &n_tokens) == 0 && n_tokens > 0)
+    if (inf_vocab_tokenize(vocab, prompt, strlen(prompt), 0, &tokens, &n_tokens, &err) == GGTK_OK &&
+        n_tokens > 0)
         next = predict(model, tokens, (int32_t)n_tokens);
     free(tokens);
     if (next >= 0) {
@@ -78,7 +79,7 @@ static int run_with_libinfer(const char *path)
         const char *piece = inf_vocab_token_piece(vocab, next, &len);
         printf("next token '%.*s'\n", (int)len, piece);
     }
-    inf_model_free(model);
+    inf_model_close(model);
     return next >= 0 ? 0 : 1;
 }
 
