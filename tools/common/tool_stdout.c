@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-bool tool_stdout_close(const char *tool)
+bool tool_stdout_close(const char *prefix)
 {
     /* fflush retries what an earlier failed write left in the buffer, so its errno names the
      * cause; EIO stands in for a failure that left nothing to retry. */
@@ -15,6 +15,6 @@ bool tool_stdout_close(const char *tool)
         code = errno;
     if (code == 0)
         return true;
-    fprintf(stderr, "%s: error: stdout: write failed: %s\n", tool, strerror(code));
+    fprintf(stderr, "%sstdout: write failed: %s\n", prefix, strerror(code));
     return false;
 }

@@ -7,8 +7,9 @@
 #include <stdbool.h>
 
 /* Flush and close stdout at the end of a run, catching a failure of any earlier write too. True,
- * or false after one line "TOOL: error: stdout: write failed: REASON" on stderr. stderr is not
- * checked: it carries only diagnostics, and a failure there could not be reported anyway. */
-bool tool_stdout_close(const char *tool);
+ * or false after one line "<prefix>stdout: write failed: REASON" on stderr, where `prefix` is how
+ * the tool starts its error lines ("gguf-eval: error: "). stderr is not checked: it carries only
+ * diagnostics, and a failure there could not be reported anyway. */
+bool tool_stdout_close(const char *prefix);
 
 #endif

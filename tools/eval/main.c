@@ -201,7 +201,7 @@ int main(int argc, char **argv)
     bool exit_now;
     int rc = eval_options_parse(&st.opts, argc, argv, &exit_now);
     if (exit_now)
-        return tool_stdout_close("gguf-eval") ? rc : EXIT_FAILED;
+        return tool_stdout_close("gguf-eval: error: ") ? rc : EXIT_FAILED;
     ggtk_error err;
     if (eval_options_check_paths(&st.opts, &err) != GGTK_OK)
         return fail(err.message);
@@ -244,5 +244,5 @@ int main(int argc, char **argv)
         eval_print_final(&summary);
     eval_print_speed(&summary);
     free_state(&st);
-    return tool_stdout_close("gguf-eval") ? 0 : EXIT_FAILED;
+    return tool_stdout_close("gguf-eval: error: ") ? 0 : EXIT_FAILED;
 }

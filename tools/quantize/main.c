@@ -94,7 +94,7 @@ int main(int argc, char **argv)
     int rc = tool_args_parse(&args, argc, argv, &exit_now);
     if (rc != 0 || exit_now) {
         tool_args_free(&args);
-        return tool_stdout_close("gguf-quantize") ? rc : EXIT_FAILED;
+        return tool_stdout_close("gguf-quantize: error: ") ? rc : EXIT_FAILED;
     }
     inf_quantize_error err;
     inf_quantize_plan *plan = NULL;
@@ -111,5 +111,5 @@ int main(int argc, char **argv)
     }
     inf_quantize_plan_free(plan);
     tool_args_free(&args);
-    return tool_stdout_close("gguf-quantize") ? rc : EXIT_FAILED;
+    return tool_stdout_close("gguf-quantize: error: ") ? rc : EXIT_FAILED;
 }
