@@ -185,6 +185,8 @@ static bool write_plot(eval_state *st)
 static void free_state(eval_state *st)
 {
     inf_perplexity_free(st->run);
+    /* The temporary base file is gone now: renamed into place, or removed by the free. */
+    tool_signals_untrack(st->base_slot);
     inf_session_free(st->session);
     inf_kld_base_close(st->base);
     inf_model_free(st->model);
@@ -221,7 +223,6 @@ int main(int argc, char **argv)
     summary.n_scored = inf_perplexity_scored_per_chunk(st.run);
     eval_print_setup(&summary);
     bool ran = run_chunks(&st, &seconds);
-    tool_signals_untrack(st.base_slot); /* renamed into place, or removed */
     if (!ran || !write_plot(&st)) {
         rc = fail(st.err);
         free_state(&st);
