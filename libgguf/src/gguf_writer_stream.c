@@ -123,6 +123,11 @@ ggtk_status ggtk_writer_begin(ggtk_writer *writer, const char *path, ggtk_error 
                          "a write to %s is already in progress", writer->stream.path);
     if (path[strlen(path) - 1] == '/')
         return ggtk_fail(err, GGTK_ERR_USAGE, path, UINT64_MAX, "output path names a directory");
+    /* The final rename would replace a FIFO or a device node (destroying the node, as root). */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return ggtk_fail(err, GGTK_ERR_PATH, path, UINT64_MAX,
+                         "exists and is not a regular file; refusing to replace it");
     writer_stream *stream = &writer->stream;
     stream->path = strdup(path);
     stream->temp_path = temp_template(path);

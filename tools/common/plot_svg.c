@@ -1,15 +1,11 @@
 /* plot_svg.c - a small self-contained SVG chart of an evaluation: per-chunk and running perplexity,
  * and per-chunk KL-divergence in a second panel when a base was compared. No dependencies: the
  * axes, ticks and polylines are written directly. */
-#include <errno.h>
 #include <stdbool.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "output_file.h"
 #include "plot_svg.h"
 
 enum { WIDTH = 860, PANEL_HEIGHT = 300, MARGIN_LEFT = 70, MARGIN_RIGHT = 20, MARGIN_TOP = 40,
@@ -151,40 +147,15 @@ static void write_chart(FILE *f, const char *title, const double *chunk_ppl,
 }
 
 ggtk_status plot_svg_write(const char *path, const char *title, const double *chunk_ppl,
-                        const double *running_ppl, const double *chunk_kld, int32_t n, ggtk_error *err)
+                           const double *running_ppl, const double *chunk_kld, int32_t n,
+                           ggtk_error *err)
 {
-    if (n < 1) {
-        ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET, "%s: nothing to plot", path);
-        return GGTK_ERR_INVALID;
-    }
-    size_t temp_size = strlen(path) + 16;
-    char *temp = malloc(temp_size);
-    if (!temp) {
-        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "%s: out of memory", path);
-        return GGTK_ERR_NOMEM;
-    }
-    snprintf(temp, temp_size, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(temp);
-    /* mkstemp() makes the file private; the chart is an ordinary output file. */
-    FILE *f = fd >= 0 && fchmod(fd, 0644) == 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        ggtk_error_set(err, GGTK_ERR_IO, GGTK_NO_OFFSET, "%s: cannot create: %s", path, strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(temp);
-        }
-        free(temp);
-        return GGTK_ERR_IO;
-    }
-    write_chart(f, title, chunk_ppl, running_ppl, chunk_kld, n);
-    bool ok = !ferror(f);
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(temp, path) != 0) {
-        ggtk_error_set(err, GGTK_ERR_IO, GGTK_NO_OFFSET, "%s: cannot write: %s", path, strerror(errno));
-        unlink(temp);
-        free(temp);
-        return GGTK_ERR_IO;
-    }
-    free(temp);
-    return GGTK_OK;
+    if (n < 1)
+        return ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET, "%s: nothing to plot", path);
+    output_file file;
+    ggtk_status status = output_file_open(&file, path, err);
+    if (status != GGTK_OK)
+        return status;
+    write_chart(file.stream, title, chunk_ppl, running_ppl, chunk_kld, n);
+    return output_file_commit(&file, err);
 }

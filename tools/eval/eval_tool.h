@@ -31,6 +31,9 @@ typedef struct eval_options {
 /* Parse argv. Returns 0 (run), or an exit code with *exit_now set (--help: 0, errors: 2 after a
  * message on stderr). */
 int eval_options_parse(eval_options *opts, int argc, char **argv, bool *exit_now);
+/* The files the run will write (the base file unless --kl-divergence, the plot) against the files
+ * it reads and each other, before anything is loaded: output_path.h's checks. */
+ggtk_status eval_options_check_paths(const eval_options *opts, ggtk_error *err);
 
 /* Per-chunk results kept for the plot and the JSON. */
 typedef struct eval_history {
@@ -64,11 +67,6 @@ void eval_print_chunk(const inf_chunk_result *r, const inf_perplexity *run, bool
 void eval_print_final(const eval_summary *s);
 /* One JSON object on stdout. */
 void eval_print_json(const eval_summary *s);
-
-/* While a base file is being written at temporary `path`, a fatal signal removes it. */
-void eval_signals_install(const char *path);
-/* The file is finished or abandoned: signals act as usual again. */
-void eval_signals_done(void);
 
 /* Start-up facts and the closing speed/memory line, on stderr. */
 void eval_print_setup(const eval_summary *s);

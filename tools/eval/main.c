@@ -10,8 +10,11 @@
 #include <unistd.h>
 
 #include "eval_tool.h"
+#include "output_path.h"
 #include "plot_svg.h"
+#include "signals.h"
 #include "text_file.h"
+#include "tool_stdout.h"
 
 /* Everything one run holds, freed in one place. */
 typedef struct eval_state {
@@ -25,6 +28,7 @@ typedef struct eval_state {
     size_t n_tokens;
     char member[256];
     eval_history history;
+    int base_slot;  /* the temporary base file's tool_signals_track() slot */
     ggtk_error err; /* the failure main() reports */
 } eval_state;
 
@@ -107,8 +111,13 @@ static bool prepare(eval_state *st)
     inf_perplexity_params pp = {.n_ctx = n_ctx, .n_chunks = st->opts.n_chunks,
                                 .kld_base_out = st->opts.kld ? NULL : st->opts.kld_base,
                                 .kld_base_in = st->base};
+    /* The run creates the temporary base file; no signal may find it untracked. */
+    tool_signals_hold();
     st->run = inf_perplexity_new(st->session, st->opts.kld ? NULL : st->tokens, st->n_tokens, &pp,
                                  &st->err);
+    const char *temp = st->run ? inf_perplexity_output_temp_path(st->run) : NULL;
+    st->base_slot = temp ? tool_signals_track(temp) : -1;
+    tool_signals_release();
     return st->run != NULL;
 }
 
@@ -172,6 +181,8 @@ static bool write_plot(eval_state *st)
 static void free_state(eval_state *st)
 {
     inf_perplexity_free(st->run);
+    /* The temporary base file is gone now: renamed into place, or removed by the free. */
+    tool_signals_untrack(st->base_slot);
     inf_session_free(st->session);
     inf_kld_base_close(st->base);
     inf_model_close(st->model);
@@ -183,11 +194,15 @@ static void free_state(eval_state *st)
 
 int main(int argc, char **argv)
 {
-    static eval_state st;
+    tool_signals_install();
+    static eval_state st = {.base_slot = -1};
     bool exit_now;
     int rc = eval_options_parse(&st.opts, argc, argv, &exit_now);
     if (exit_now)
-        return rc;
+        return tool_stdout_close("gguf-eval: error: ") ? rc : EXIT_FAILED;
+    ggtk_error err;
+    if (eval_options_check_paths(&st.opts, &err) != GGTK_OK)
+        return fail(err.message);
     eval_summary summary = {.opts = &st.opts, .text_member = st.member};
     double seconds = 0;
     if (!prepare(&st)) {
@@ -203,9 +218,7 @@ int main(int argc, char **argv)
     summary.n_chunks = inf_perplexity_n_chunks(st.run);
     summary.n_scored = inf_perplexity_scored_per_chunk(st.run);
     eval_print_setup(&summary);
-    eval_signals_install(inf_perplexity_output_temp_path(st.run));
     bool ran = run_chunks(&st, &seconds);
-    eval_signals_done();
     if (!ran || !write_plot(&st)) {
         rc = fail(&st.err);
         free_state(&st);
@@ -228,5 +241,5 @@ int main(int argc, char **argv)
         eval_print_final(&summary);
     eval_print_speed(&summary);
     free_state(&st);
-    return 0;
+    return tool_stdout_close("gguf-eval: error: ") ? 0 : EXIT_FAILED;
 }

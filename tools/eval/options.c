@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "eval_tool.h"
+#include "output_path.h"
 
 typedef enum option_id {
     OPT_MODEL, OPT_TEXT, OPT_CTX, OPT_BATCH, OPT_THREADS, OPT_CHUNKS, OPT_NO_MMAP, OPT_MLOCK,
@@ -158,4 +159,21 @@ int eval_options_parse(eval_options *o, int argc, char **argv, bool *exit_now)
         return EXIT_USAGE;
     *exit_now = false;
     return 0;
+}
+
+ggtk_status eval_options_check_paths(const eval_options *o, ggtk_error *err)
+{
+    /* --kl-divergence-base is read with --kl-divergence, written without it. */
+    tool_path base = {"--kl-divergence-base", o->kld_base};
+    tool_path inputs[2] = {{"-m", o->model}}, outputs[2];
+    size_t n_inputs = 1, n_outputs = 0;
+    if (o->kld)
+        inputs[n_inputs++] = base;
+    else
+        inputs[n_inputs++] = (tool_path){"-f", o->text};
+    if (!o->kld && o->kld_base)
+        outputs[n_outputs++] = base;
+    if (o->plot)
+        outputs[n_outputs++] = (tool_path){"--plot", o->plot};
+    return output_paths_check(inputs, n_inputs, outputs, n_outputs, err);
 }

@@ -1,5 +1,6 @@
 /* main.c - gguf-inspect's command line: parse the options, pick the mode, run its command. */
 #include "inspect.h"
+#include "tool_stdout.h"
 
 #include <fnmatch.h>
 #include <getopt.h>
@@ -127,7 +128,7 @@ int main(int argc, char **argv)
     inspect_options opt = {0};
     int status = parse_options(argc, argv, &opt);
     if (status >= 0)
-        return status;
+        return tool_stdout_close("gguf-inspect: ") ? status : EXIT_FAIL;
     switch (opt.mode) {
     case MODE_REPORT: status = inspect_report(&opt); break;
     case MODE_HASH: status = inspect_hash(&opt); break;
@@ -135,9 +136,5 @@ int main(int argc, char **argv)
     case MODE_DIFF: status = inspect_diff(&opt); break;
     case MODE_CHECK: status = inspect_check(&opt); break;
     }
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        inspect_error("writing the output failed");
-        return EXIT_FAIL;
-    }
-    return status;
+    return tool_stdout_close("gguf-inspect: ") ? status : EXIT_FAIL;
 }

@@ -1,15 +1,48 @@
 /* main.c - gguf-quantize: convert a GGUF model to another tensor type (see --help). The work is
  * libinfer's inf_quantize_file.h; this file only sequences it: arguments, plan, run, report. */
+#include "output_path.h"
 #include "quantize_tool.h"
+#include "signals.h"
+#include "tool_stdout.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* The temporary output's tool_signals_track() slot. */
+static int temp_slot = -1;
 
 static int fail(const ggtk_error *err)
 {
     fprintf(stderr, "gguf-quantize: error: %s\n", err->message);
     return err->status == GGTK_ERR_USAGE ? EXIT_USAGE : EXIT_FAILED;
+}
+
+/* inf_quantize_run's on_temp_file: the file exists; track it and let held signals through. */
+static void track_temp_file(const char *temp_path, void *user)
+{
+    (void)user;
+    temp_slot = tool_signals_track(temp_path);
+    tool_signals_release();
+}
+
+/* Before any work: OUT against IN (output_path.h), and IN a regular file, because a run maps it
+ * (a FIFO would be read for the plan, then wait for a writer forever when opened again). */
+static int check_paths(const tool_args *args)
+{
+    struct stat st;
+    if (stat(args->input, &st) == 0 && !S_ISREG(st.st_mode)) {
+        fprintf(stderr, "gguf-quantize: error: IN %s: not a regular file (the input is mapped "
+                "into memory)\n", args->input);
+        return EXIT_FAILED;
+    }
+    tool_path in = {"IN", args->input}, out = {"OUT", args->output};
+    ggtk_error err;
+    if (output_paths_check(&in, 1, &out, 1, &err) == GGTK_OK)
+        return 0;
+    fprintf(stderr, "gguf-quantize: error: %s\n", err.message);
+    return EXIT_FAILED;
 }
 
 static int run_plan(inf_quantize_plan *plan, const tool_args *args)
@@ -21,11 +54,13 @@ static int run_plan(inf_quantize_plan *plan, const tool_args *args)
     }
     tool_progress progress;
     tool_progress_init(&progress, args->quiet);
-    inf_quantize_callbacks callbacks = {tool_signals_on_temp_file, tool_progress_update,
-                                        &progress};
+    inf_quantize_callbacks callbacks = {track_temp_file, tool_progress_update, &progress};
     ggtk_error err;
+    /* Held until track_temp_file: the run creates the temporary output. */
+    tool_signals_hold();
     ggtk_status status = inf_quantize_run(plan, args->output, &callbacks, stats, &err);
-    tool_signals_done();
+    tool_signals_release();
+    tool_signals_untrack(temp_slot); /* renamed into place, or removed */
     tool_progress_end(&progress);
     double seconds = tool_now() - progress.start;
     int rc = 0;
@@ -53,31 +88,27 @@ static void use_passive_openmp_waits(char **argv)
 int main(int argc, char **argv)
 {
     use_passive_openmp_waits(argv);
+    tool_signals_install();
     tool_args args;
     bool exit_now = false;
     int rc = tool_args_parse(&args, argc, argv, &exit_now);
     if (rc != 0 || exit_now) {
         tool_args_free(&args);
-        return rc;
+        return tool_stdout_close("gguf-quantize: error: ") ? rc : EXIT_FAILED;
     }
-    /* Blocked until the temporary output exists, so that an interrupt always finds it. */
-    tool_signals_install();
     ggtk_error err;
     inf_quantize_plan *plan = NULL;
-    if (args.output && !args.dry_run &&
-        inf_quantize_check_paths(args.input, args.output, &err) != GGTK_OK)
+    rc = args.dry_run ? 0 : check_paths(&args);
+    if (rc == 0 && !(plan = inf_quantize_plan_new(args.input, &args.options, &err)))
         rc = fail(&err);
-    else if (!(plan = inf_quantize_plan_new(args.input, &args.options, &err)))
-        rc = fail(&err);
-    else {
+    else if (rc == 0) {
         tool_report_warnings(plan);
         if (args.dry_run)
             tool_report_plan(plan);
         else
             rc = run_plan(plan, &args);
     }
-    tool_signals_done();
     inf_quantize_plan_free(plan);
     tool_args_free(&args);
-    return rc;
+    return tool_stdout_close("gguf-quantize: error: ") ? rc : EXIT_FAILED;
 }

@@ -1,4 +1,4 @@
-/* quantize_tool.h - the pieces of gguf-quantize: command line, progress bar, report, signals. */
+/* quantize_tool.h - the pieces of gguf-quantize: command line, progress bar, report. */
 #ifndef QUANTIZE_TOOL_H
 #define QUANTIZE_TOOL_H
 
@@ -47,12 +47,5 @@ void tool_report_run(const inf_quantize_plan *plan, const inf_quantize_tensor_st
                      double seconds);
 /* The plan's warnings on stderr. */
 void tool_report_warnings(const inf_quantize_plan *plan);
-
-/* Signals: SIGINT/SIGTERM remove the temporary output before the process dies. Call
- * tool_signals_install() first; it blocks the signals until the temporary file is known
- * (tool_signals_on_temp_file, the on_temp_file callback) or tool_signals_done() is called. */
-void tool_signals_install(void);
-void tool_signals_on_temp_file(const char *temp_path, void *user);
-void tool_signals_done(void);
 
 #endif
