@@ -2,7 +2,6 @@
  * llama.cpp's rule), each stretch between them goes to the SPM or BPE tokenizer as it is found,
  * and BOS/EOS are added as the vocabulary asks. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "vocab_internal.h"
 
@@ -37,30 +36,6 @@ void *vocab_reserve(void *data, size_t *cap, size_t need, size_t item)
     return grown;
 }
 
-/* SPM sees spaces as U+2581 and, with a space prefix, one more space before each stretch of text
- * that starts the input or follows a special token. */
-static bool spm_fragment(const inf_vocab *v, const char *text, size_t len, bool after_special, token_list *out)
-{
-    bool prefix = v->add_space_prefix && after_special;
-    char *escaped = malloc(3 * (len + 1));
-    if (!escaped) {
-        return false;
-    }
-    size_t n = 0;
-    for (size_t i = 0; i < len + prefix; i++) {
-        char c = (prefix && i == 0) ? ' ' : text[i - prefix];
-        if (c == ' ') {
-            memcpy(escaped + n, "\xe2\x96\x81", 3);
-            n += 3;
-        } else {
-            escaped[n++] = c;
-        }
-    }
-    bool ok = spm_tokenize(v, escaped, n, out);
-    free(escaped);
-    return ok;
-}
-
 /* Where the pieces of the partition go, in text order. */
 typedef struct tokenize_run {
     const inf_vocab *v;
@@ -79,9 +54,10 @@ static bool tokenize_piece(void *ctx, inf_token token, size_t start, size_t len)
         return token_list_push(run->out, token);
     }
     if (run->v->type == INF_VOCAB_SPM) {
-        bool after_special = run->after_special;
+        /* With a space prefix, SPM adds a space before the input and after each special token. */
+        bool space_prefix = run->v->add_space_prefix && run->after_special;
         run->after_special = false;
-        return spm_fragment(run->v, run->text + start, len, after_special, run->out);
+        return spm_tokenize(run->v, run->text + start, len, space_prefix, VOCAB_PIECE_BYTES, run->out);
     }
     return bpe_tokenize(run->v, run->text + start, len, VOCAB_PIECE_BYTES, &run->cache, run->out);
 }

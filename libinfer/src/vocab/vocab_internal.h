@@ -66,12 +66,13 @@ void *vocab_reserve(void *data, size_t *cap, size_t need, size_t item);
  * regardless, which no real text has (llama.cpp has no such limit and would need gigabytes). */
 enum { VOCAB_PIECE_BYTES = 256 * 1024 };
 
-/* Append the tokens of one stretch of text with no special tokens in it. SPM: text[0..len) is
- * tokenized as is (the caller has already added the space prefix and written spaces as U+2581).
- * BPE: pre-tokenized, byte-encoded and merged in pieces of at most `piece_cap` bytes (at least
- * 64; VOCAB_PIECE_BYTES but in tests), remembering words in `cache` (which the caller keeps for
- * one tokenize call). Both return false when out of memory. */
-bool spm_tokenize(const inf_vocab *v, const char *text, size_t len, token_list *out);
+/* Append the tokens of one stretch of text with no special tokens in it, working in pieces of at
+ * most `piece_cap` bytes (at least 64; VOCAB_PIECE_BYTES but in tests). SPM: spaces are written
+ * as U+2581, with one more before the text when `space_prefix`. BPE: pre-tokenized, byte-encoded
+ * and merged, remembering words in `cache` (which the caller keeps for one tokenize call). Both
+ * return false when out of memory. */
+bool spm_tokenize(const inf_vocab *v, const char *text, size_t len, bool space_prefix, size_t piece_cap,
+                  token_list *out);
 bool bpe_tokenize(const inf_vocab *v, const char *text, size_t len, size_t piece_cap, word_cache *cache,
                   token_list *out);
 
