@@ -179,8 +179,9 @@ bool spm_tokenize(const inf_vocab *v, const char *text, size_t len, bool space_p
                   token_list *out)
 {
     /* The window is refilled to two caps, so a chunk kept back (less than one cap) always leaves
-     * room for at least a cap of new text: each byte is scanned a bounded number of times. */
-    size_t want = 2 * piece_cap;
+     * room for at least a cap of new text: each byte is scanned a bounded number of times. A
+     * text shorter than a cap fits whole (3 bytes for each space and the prefix at most). */
+    size_t want = piece_cap > len ? 3 * len + 3 : 2 * piece_cap;
     spm_session s = {.v = v, .escaped = malloc(want + 8)};
     bool ok = s.escaped != NULL;
     if (ok && space_prefix) {
