@@ -218,7 +218,8 @@ bool special_matcher_build(special_matcher *m, const inf_vocab *v)
 {
     memset(m, 0, sizeof *m);
     size_t total;
-    if (!rank_tokens(m, v, &total) || !allocate_nodes(m, total + 1)) {
+    /* Node ids are int32_t: a trie of 2^31 nodes would need gigabytes of token text anyway. */
+    if (!rank_tokens(m, v, &total) || total >= INT32_MAX || !allocate_nodes(m, total + 1)) {
         special_matcher_free(m);
         return false;
     }

@@ -49,8 +49,9 @@ typedef bool (*special_piece_fn)(void *ctx, inf_token token, size_t start, size_
 /* Cut text[0..len) into special tokens and the stretches between them, handing each piece to
  * `emit` in order; `mode` is a SPECIAL_* value. Memory grows with the longest run of overlapping
  * occurrences, not with the text. When `work` is not NULL, adds to it the automaton steps, heap
- * operations and fail-chain steps taken (for tests: a bounded multiple of len on any text).
- * False when out of memory or when emit returned false. */
+ * operations and match-chain steps taken, for tests: at most len times a small factor that
+ * depends on how many special texts end at one place (the suffixes of one another), never on
+ * how many special tokens there are. False when out of memory or when emit returned false. */
 bool special_partition(const special_matcher *m, const char *text, size_t len, int mode, special_piece_fn emit,
                        void *ctx, size_t *work);
 
