@@ -15,7 +15,7 @@ TEST(test_writer_begin_refuses_a_fifo_or_a_directory_as_target)
     snprintf(fifo, sizeof fifo, "%s/fifo", dir);
     snprintf(sub, sizeof sub, "%s/sub", dir);
     CHECK(mkfifo(fifo, 0600) == 0 && mkdir(sub, 0700) == 0);
-    ggtk_writer *w = ggtk_writer_create();
+    ggtk_writer *w = ggtk_writer_new();
     CHECK(w != NULL);
     const char *targets[] = {fifo, sub};
     for (size_t i = 0; i < 2; i++) {

@@ -202,7 +202,7 @@ int main(int argc, char **argv)
         return tool_stdout_close("gguf-eval: error: ") ? rc : EXIT_FAILED;
     ggtk_error err;
     if (eval_options_check_paths(&st.opts, &err) != GGTK_OK)
-        return fail(err.message);
+        return fail(&err);
     eval_summary summary = {.opts = &st.opts, .text_member = st.member};
     double seconds = 0;
     if (!prepare(&st)) {

@@ -1,6 +1,8 @@
 /* bpe.c - byte-level BPE tokenizing of one stretch of text: the pre-tokenizer splits it into
  * words; each word starts as one symbol per byte (the byte's token in GPT-2's alphabet) and the
- * adjacent pair with the lowest merge rank is merged until no ranked pair is left. */
+ * adjacent pair with the lowest merge rank is merged until no ranked pair is left. The stretch is
+ * decoded and split in pieces of bounded size, cut where the words come out the same, so memory
+ * does not grow with the stretch. */
 #include <stdlib.h>
 
 #include "merge_queue.h"
@@ -10,14 +12,17 @@
 
 typedef struct bpe_session {
     const inf_vocab *v;
-    /* the whole stretch, decoded */
+    /* the piece of text being split, decoded (room for `piece_cap` code points) */
     uint32_t *cps;
     uint8_t *cls;
     uint32_t *word_lengths, *split_scratch;
-    /* the word being merged */
+    /* the word being merged; buffers grow to the longest word met */
     char *bytes;            /* its UTF-8 */
+    size_t bytes_cap;
     char *encoded;          /* its bytes in GPT-2's alphabet, for ignore_merges lookups */
+    size_t encoded_cap;
     merge_symbol *symbols;  /* one per byte */
+    size_t symbols_cap;
     merge_queue queue;
 } bpe_session;
 
@@ -76,24 +81,32 @@ static bool merge_word(bpe_session *s, size_t n_bytes, token_list *out)
     return true;
 }
 
-/* Buffers for the whole stretch of `len` bytes. */
-static bool allocate_text_buffers(bpe_session *s, size_t len)
+/* Buffers for pieces of up to `cap` bytes. */
+static bool allocate_piece_buffers(bpe_session *s, size_t cap)
 {
-    s->cps = malloc(len * sizeof *s->cps);
-    s->cls = malloc(len);
-    s->word_lengths = malloc(len * sizeof *s->word_lengths);
-    s->split_scratch = malloc(len * sizeof *s->split_scratch);
+    s->cps = malloc(cap * sizeof *s->cps);
+    s->cls = malloc(cap);
+    s->word_lengths = malloc(cap * sizeof *s->word_lengths);
+    s->split_scratch = malloc(cap * sizeof *s->split_scratch);
     return s->cps && s->cls && s->word_lengths && s->split_scratch;
 }
 
-/* Buffers for words of up to `max_cps` code points (4 bytes each at most; GPT-2's alphabet
- * spends at most 2 bytes on a byte). */
-static bool allocate_word_buffers(bpe_session *s, size_t max_cps)
+/* Room for a word of `n_cps` code points in s->bytes (4 bytes each at most). */
+static bool reserve_word_text(bpe_session *s, size_t n_cps)
 {
-    s->bytes = malloc(4 * max_cps);
-    s->encoded = malloc(8 * max_cps);
-    s->symbols = malloc(4 * max_cps * sizeof *s->symbols);
-    return s->bytes && s->encoded && s->symbols;
+    char *bytes = vocab_reserve(s->bytes, &s->bytes_cap, 4 * n_cps, 1);
+    s->bytes = bytes ? bytes : s->bytes;
+    return bytes != NULL;
+}
+
+/* Room to merge a word of `n_bytes` bytes (GPT-2's alphabet spends at most 2 bytes on a byte). */
+static bool reserve_word_merge(bpe_session *s, size_t n_bytes)
+{
+    char *encoded = vocab_reserve(s->encoded, &s->encoded_cap, 2 * n_bytes, 1);
+    s->encoded = encoded ? encoded : s->encoded;
+    merge_symbol *symbols = vocab_reserve(s->symbols, &s->symbols_cap, n_bytes, sizeof *symbols);
+    s->symbols = symbols ? symbols : s->symbols;
+    return encoded && symbols;
 }
 
 static void free_session(bpe_session *s)
@@ -126,31 +139,75 @@ static bool tokenize_word(bpe_session *s, size_t n_bytes, word_cache *cache, tok
            word_cache_put(cache, s->bytes, n_bytes, out->data + before, out->count - before);
 }
 
-bool bpe_tokenize(const inf_vocab *v, const char *text, size_t len, word_cache *cache, token_list *out)
+/* Bytes before `cap` where a character starts (backing over at most 3 continuation bytes), so that
+ * a piece cut inside a word does not cut a character too. */
+static size_t character_start_before(const char *text, size_t cap)
+{
+    size_t end = cap;
+    while (end > cap - 3 && ((unsigned char)text[end] & 0xC0) == 0x80) {
+        end--;
+    }
+    return end;
+}
+
+/* Decode the next piece of text[0..len) into s->cps/s->cls and return its code points, with the
+ * bytes they came from in *used: the whole rest when it fits in `cap` bytes; else up to the last
+ * place where every pre-tokenizer ends a word, so that the pieces give the words of the whole;
+ * else (one word longer than cap: no real text) the first cap bytes, cut at a character start. */
+static size_t decode_piece(bpe_session *s, const char *text, size_t len, size_t cap, size_t *used)
+{
+    size_t window = len <= cap ? len : character_start_before(text, cap);
+    size_t n_cps = inf_utf8_decode(text, window, s->cps);
+    for (size_t i = 0; i < n_cps; i++) {
+        s->cls[i] = (uint8_t)inf_unicode_class_of(s->cps[i]);
+    }
+    *used = window;
+    if (window == len) {
+        return n_cps;
+    }
+    /* The last few code points may come from a sequence the window cut short: not looked at. */
+    size_t cut = inf_pretokenize_last_cut(s->cps, s->cls, n_cps > 4 ? n_cps - 4 : 0);
+    if (cut == 0) {
+        return n_cps;
+    }
+    *used = inf_utf8_decoded_bytes(text, window, cut);
+    return cut;
+}
+
+/* Split the decoded piece into words and append each word's tokens. */
+static bool tokenize_piece(bpe_session *s, size_t n_cps, word_cache *cache, token_list *out)
+{
+    size_t n_words = inf_pretokenize(s->v->pre, s->cps, s->cls, n_cps, s->word_lengths, s->split_scratch);
+    size_t first = 0;
+    for (size_t w = 0; w < n_words; w++) {
+        if (!reserve_word_text(s, s->word_lengths[w])) {
+            return false;
+        }
+        size_t n_bytes = 0;
+        for (size_t i = first; i < first + s->word_lengths[w]; i++) {
+            n_bytes += inf_utf8_encode(s->cps[i], s->bytes + n_bytes);
+        }
+        first += s->word_lengths[w];
+        if (!reserve_word_merge(s, n_bytes) || !tokenize_word(s, n_bytes, cache, out)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool bpe_tokenize(const inf_vocab *v, const char *text, size_t len, size_t piece_cap, word_cache *cache,
+                  token_list *out)
 {
     if (len == 0) {
         return true;
     }
     bpe_session s = {.v = v};
-    bool ok = allocate_text_buffers(&s, len);
-    size_t n_cps = ok ? inf_utf8_decode(text, len, s.cps) : 0;
-    for (size_t i = 0; i < n_cps; i++) {
-        s.cls[i] = (uint8_t)inf_unicode_class_of(s.cps[i]);
-    }
-    size_t n_words = ok ? inf_pretokenize(v->pre, s.cps, s.cls, n_cps, s.word_lengths, s.split_scratch) : 0;
-    size_t longest = 0;
-    for (size_t w = 0; w < n_words; w++) {
-        longest = s.word_lengths[w] > longest ? s.word_lengths[w] : longest;
-    }
-    ok = ok && allocate_word_buffers(&s, longest);
-    size_t first = 0;
-    for (size_t w = 0; ok && w < n_words; w++) {
-        size_t n_bytes = 0;
-        for (size_t i = first; i < first + s.word_lengths[w]; i++) {
-            n_bytes += inf_utf8_encode(s.cps[i], s.bytes + n_bytes);
-        }
-        first += s.word_lengths[w];
-        ok = tokenize_word(&s, n_bytes, cache, out);
+    bool ok = allocate_piece_buffers(&s, len < piece_cap ? len : piece_cap);
+    for (size_t pos = 0; ok && pos < len;) {
+        size_t used;
+        size_t n_cps = decode_piece(&s, text + pos, len - pos, piece_cap, &used);
+        ok = tokenize_piece(&s, n_cps, cache, out);
+        pos += used;
     }
     free_session(&s);
     return ok;

@@ -262,3 +262,30 @@ size_t inf_pretokenize(const inf_pretokenizer *pre, const uint32_t *cps, const u
     }
     return n_words;
 }
+
+static bool ends_word_whatever_follows(const uint32_t *cps, const uint8_t *cls, size_t p)
+{
+    unsigned before = cls[p - 1], after = cls[p];
+    if (inf_unicode_is_space(before)) {
+        return false; /* a space run may give its last space to the next word */
+    }
+    if (inf_unicode_is_letter(before)) {
+        return !inf_unicode_is_letter(after);
+    }
+    if (inf_unicode_is_number(before)) {
+        return !inf_unicode_is_number(after); /* digit groups ({1,3}) run on across digits */
+    }
+    /* Llama 3 joins other characters with the letters after them and the CR/LF after them. */
+    return inf_unicode_is_number(after) ||
+           (inf_unicode_is_space(after) && cps[p] != '\r' && cps[p] != '\n');
+}
+
+size_t inf_pretokenize_last_cut(const uint32_t *cps, const uint8_t *cls, size_t n)
+{
+    for (size_t p = n; p-- > 1;) {
+        if (ends_word_whatever_follows(cps, cls, p)) {
+            return p;
+        }
+    }
+    return 0;
+}

@@ -44,4 +44,11 @@ const inf_pretokenizer *inf_pretokenizer_find(const char *pre_name);
 size_t inf_pretokenize(const inf_pretokenizer *pre, const uint32_t *cps, const uint8_t *cls, size_t n,
                        uint32_t *lengths, uint32_t *scratch);
 
+/* The last place p in cps[0..n) (0 < p < n) where every pre-tokenizer above ends a word whatever
+ * follows, or 0 when there is none: a letter before a non-letter, a digit before a non-digit, or
+ * another non-space before a digit or a space that is not CR/LF. The words of cps[0..p) are then
+ * the first words of the whole text, and the words of the rest follow from cps[p..] alone (no
+ * regex looks behind), so a long text can be split in pieces there with identical results. */
+size_t inf_pretokenize_last_cut(const uint32_t *cps, const uint8_t *cls, size_t n);
+
 #endif

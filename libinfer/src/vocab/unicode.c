@@ -87,6 +87,18 @@ size_t inf_utf8_decode(const char *text, size_t len, uint32_t *out)
     return count;
 }
 
+size_t inf_utf8_decoded_bytes(const char *text, size_t len, size_t n_cps)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t pos = 0;
+    for (size_t i = 0; i < n_cps && pos < len; i++) {
+        uint32_t cp;
+        size_t n = decode_one(s + pos, len - pos, &cp);
+        pos += n ? n : 1;
+    }
+    return pos;
+}
+
 size_t inf_utf8_encode(uint32_t cp, char *out)
 {
     unsigned char *o = (unsigned char *)out;

@@ -46,6 +46,9 @@ size_t inf_utf8_sequence_length(unsigned char lead);
  * the next byte, as llama.cpp does. `out` must hold `len` entries; returns the count written. */
 size_t inf_utf8_decode(const char *text, size_t len, uint32_t *out);
 
+/* Bytes of text[0..len) that inf_utf8_decode turns into its first `n_cps` code points. */
+size_t inf_utf8_decoded_bytes(const char *text, size_t len, size_t n_cps);
+
 /* Encode `cp` (at most U+10FFFF) as UTF-8 into `out` (4 bytes room); returns the byte count. */
 size_t inf_utf8_encode(uint32_t cp, char *out);
 

@@ -5,6 +5,7 @@
 
 #include <ggtk/inf_vocab.h>
 #include "pretokenize.h"
+#include "special_match.h"
 #include "token_map.h"
 #include "word_cache.h"
 
@@ -32,10 +33,8 @@ struct inf_vocab {
     uint8_t *spm_pairs;            /* SPM only: bit (a << 8 | b) set when bytes a, b are adjacent in
                                     * some token's text */
 
-    /* CONTROL, USER_DEFINED and UNKNOWN tokens, longest text first: what special-token matching
-     * looks for in text, in this order. */
-    inf_token *special_tokens;
-    int32_t n_special_tokens;
+    /* Finds CONTROL, USER_DEFINED and UNKNOWN tokens in text. */
+    special_matcher specials;
 
     inf_token bos, eos, unk, pad, sep;
     bool add_bos, add_eos, add_space_prefix;
@@ -57,12 +56,25 @@ typedef struct token_list {
 /* Append a token; false when out of memory. */
 bool token_list_push(token_list *list, inf_token token);
 
-/* Append the tokens of one stretch of text with no special tokens in it. SPM: text[0..len) is
- * tokenized as is (the caller has already added the space prefix and written spaces as U+2581).
- * BPE: pre-tokenized, byte-encoded and merged, remembering words in `cache` (which the caller
- * keeps for one tokenize call). Both return false when out of memory. */
-bool spm_tokenize(const inf_vocab *v, const char *text, size_t len, token_list *out);
-bool bpe_tokenize(const inf_vocab *v, const char *text, size_t len, word_cache *cache, token_list *out);
+/* `data` (room for *cap items of `item` bytes) with room for `need` items: reallocated when
+ * needed, updating *cap. NULL when out of memory; `data` is then unchanged and still owned. */
+void *vocab_reserve(void *data, size_t *cap, size_t need, size_t item);
+
+/* Text is tokenized in pieces of at most this many bytes, so that memory stays bounded whatever
+ * the text. Pieces are cut where the result is the same as for the whole text; only a single
+ * pre-tokenizer word (BPE) or run of characters that tokens join (SPM) longer than this is cut
+ * regardless, which no real text has (llama.cpp has no such limit and would need gigabytes). */
+enum { VOCAB_PIECE_BYTES = 256 * 1024 };
+
+/* Append the tokens of one stretch of text with no special tokens in it, working in pieces of at
+ * most `piece_cap` bytes (at least 64; VOCAB_PIECE_BYTES but in tests). SPM: spaces are written
+ * as U+2581, with one more before the text when `space_prefix`. BPE: pre-tokenized, byte-encoded
+ * and merged, remembering words in `cache` (which the caller keeps for one tokenize call). Both
+ * return false when out of memory. */
+bool spm_tokenize(const inf_vocab *v, const char *text, size_t len, bool space_prefix, size_t piece_cap,
+                  token_list *out);
+bool bpe_tokenize(const inf_vocab *v, const char *text, size_t len, size_t piece_cap, word_cache *cache,
+                  token_list *out);
 
 /* Build spm_pairs from the token texts; false when out of memory. */
 bool spm_build_pair_table(inf_vocab *v);

@@ -412,53 +412,6 @@ static bool load_merges(loader *ld)
     return ok;
 }
 
-typedef struct special_key {
-    size_t len;
-    inf_token id;
-} special_key;
-
-/* Longest text first; equal lengths by id, so the order does not depend on the sort. */
-static int longer_text_first(const void *a, const void *b)
-{
-    const special_key *x = a, *y = b;
-    if (x->len != y->len) {
-        return x->len > y->len ? -1 : 1;
-    }
-    return (x->id > y->id) - (x->id < y->id);
-}
-
-static bool is_special_type(uint8_t type)
-{
-    return type == INF_TOKEN_CONTROL || type == INF_TOKEN_USER_DEFINED || type == INF_TOKEN_UNKNOWN;
-}
-
-static bool build_special_list(loader *ld)
-{
-    inf_vocab *v = ld->v;
-    int32_t count = 0;
-    for (int32_t i = 0; i < v->n_tokens; i++) {
-        count += is_special_type(v->types[i]);
-    }
-    special_key *keys = malloc((size_t)(count ? count : 1) * sizeof *keys);
-    v->special_tokens = malloc((size_t)(count ? count : 1) * sizeof *v->special_tokens);
-    if (!keys || !v->special_tokens) {
-        free(keys);
-        return out_of_memory(ld);
-    }
-    for (int32_t i = 0; i < v->n_tokens; i++) {
-        if (is_special_type(v->types[i])) {
-            vocab_text(v, i, &keys[v->n_special_tokens].len);
-            keys[v->n_special_tokens++].id = i;
-        }
-    }
-    qsort(keys, (size_t)count, sizeof *keys, longer_text_first);
-    for (int32_t i = 0; i < count; i++) {
-        v->special_tokens[i] = keys[i].id;
-    }
-    free(keys);
-    return true;
-}
-
 inf_vocab *inf_vocab_new(const ggtk_file *file, ggtk_error *err)
 {
     inf_vocab *v = calloc(1, sizeof *v);
@@ -469,7 +422,8 @@ inf_vocab *inf_vocab_new(const ggtk_file *file, ggtk_error *err)
     }
     bool ok = load_model_type(&ld) && load_pre_tokenizer(&ld) && load_tokens(&ld) && load_scores(&ld) &&
               load_types(&ld) && load_specials(&ld) && build_text_map(&ld) && build_byte_tokens(&ld) &&
-              load_merges(&ld) && build_special_list(&ld) && (vocab_build_pieces(v) || out_of_memory(&ld)) &&
+              load_merges(&ld) && (special_matcher_build(&v->specials, v) || out_of_memory(&ld)) &&
+              (vocab_build_pieces(v) || out_of_memory(&ld)) &&
               (v->type != INF_VOCAB_SPM || spm_build_pair_table(v) || out_of_memory(&ld));
     if (!ok) {
         inf_vocab_free(v);
@@ -493,6 +447,6 @@ void inf_vocab_free(inf_vocab *v)
     free(v->spm_pairs);
     inf_text_map_free(&v->text_to_id);
     inf_merge_map_free(&v->merges);
-    free(v->special_tokens);
+    special_matcher_free(&v->specials);
     free(v);
 }
