@@ -29,7 +29,18 @@ static inline float avx2_hmin(__m256 v)
     return _mm_cvtss_f32(m);
 }
 
-/* Largest |x| of a block; max over finite values does not depend on the order. */
+/* quant_block_is_finite on a loaded block. It must come first: vector max and min pass NaN on
+ * in an order-dependent way, and avx2_block_signed_max relies on some |x| equalling amax. */
+static inline bool avx2_block_is_finite(const __m256 v[4])
+{
+    const __m256 limit = _mm256_set1_ps(FLT_MAX);
+    __m256 ok = _mm256_cmp_ps(avx2_abs(v[0]), limit, _CMP_LE_OQ); /* false for NaN and Inf */
+    for (int k = 1; k < 4; k++)
+        ok = _mm256_and_ps(ok, _mm256_cmp_ps(avx2_abs(v[k]), limit, _CMP_LE_OQ));
+    return _mm256_movemask_ps(ok) == 0xFF;
+}
+
+/* Largest |x| of a finite block; max over finite values does not depend on the order. */
 static inline float avx2_block_amax(const __m256 v[4])
 {
     __m256 m = _mm256_max_ps(_mm256_max_ps(avx2_abs(v[0]), avx2_abs(v[1])),
@@ -45,7 +56,8 @@ static inline uint32_t avx2_block_bits(__m256 m0, __m256 m1, __m256 m2, __m256 m
 }
 
 /* The first element whose magnitude is amax, as the scalar loop's strict `<` picks it; +0 for
- * an all-zero block (the loop never updates its initial 0.0f, even for -0.0 elements). */
+ * an all-zero block (the loop never updates its initial 0.0f, even for -0.0 elements). The
+ * block is finite, so amax is some element's |x| and bits is never 0. */
 static inline float avx2_block_signed_max(const float *x, const __m256 v[4], float amax)
 {
     if (amax == 0.0f)
@@ -59,7 +71,8 @@ static inline float avx2_block_signed_max(const float *x, const __m256 v[4], flo
 }
 
 /* A zero extreme (min or max) must carry the sign of the first zero element, as the scalar
- * loop's strict compares keep it; vector min/max may return either zero. */
+ * loop's strict compares keep it; vector min/max may return either zero. Called only when an
+ * extreme of a finite block is zero, so some element is and bits is never 0. */
 static inline float avx2_first_zero(const float *x, const __m256 v[4])
 {
     __m256 z = _mm256_setzero_ps();
@@ -69,7 +82,7 @@ static inline float avx2_first_zero(const float *x, const __m256 v[4])
     return x[__builtin_ctz(bits)];
 }
 
-/* Minimum and maximum of a block with the scalar loop's choice of signed zero. */
+/* Minimum and maximum of a finite block with the scalar loop's choice of signed zero. */
 static inline void avx2_block_min_max(const float *x, const __m256 v[4], float *min, float *max)
 {
     *min = avx2_hmin(_mm256_min_ps(_mm256_min_ps(v[0], v[1]), _mm256_min_ps(v[2], v[3])));

@@ -13,12 +13,21 @@ static inline void avx512_load_block(const float *x, __m512 v[2])
     v[1] = _mm512_loadu_ps(x + 16);
 }
 
+/* quant_block_is_finite on a loaded block; checked first, as in quant_avx2.h. */
+static inline bool avx512_block_is_finite(const __m512 v[2])
+{
+    const __m512 limit = _mm512_set1_ps(FLT_MAX);
+    return (_mm512_cmp_ps_mask(_mm512_abs_ps(v[0]), limit, _CMP_LE_OQ) &
+            _mm512_cmp_ps_mask(_mm512_abs_ps(v[1]), limit, _CMP_LE_OQ)) == 0xFFFF;
+}
+
 static inline float avx512_block_amax(const __m512 v[2])
 {
     return _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v[0]), _mm512_abs_ps(v[1])));
 }
 
-/* The first element of largest magnitude, +0 for an all-zero block (see quant_avx2.h). */
+/* The first element of largest magnitude of a finite block, +0 for an all-zero block (see
+ * quant_avx2.h: bits is never 0). */
 static inline float avx512_block_signed_max(const float *x, const __m512 v[2], float amax)
 {
     if (amax == 0.0f)
@@ -29,7 +38,8 @@ static inline float avx512_block_signed_max(const float *x, const __m512 v[2], f
     return x[__builtin_ctz(bits)];
 }
 
-/* Minimum and maximum with the scalar loop's choice of signed zero (see quant_avx2.h). */
+/* Minimum and maximum of a finite block with the scalar loop's choice of signed zero (see
+ * quant_avx2.h). */
 static inline void avx512_block_min_max(const float *x, const __m512 v[2], float *min,
                                         float *max)
 {

@@ -7,18 +7,18 @@
 
 #include "quant_internal.h"
 
-/* True when some element of the block is a NaN. The scalar scans give NaN-dependent answers
- * (quant_block_amax keeps a trailing NaN, quant_block_signed_max skips every NaN), so a block
- * with one takes the scalar helper; vmaxq would propagate NaN differently. */
-static inline bool quant_neon_block_has_nan(const float32x4_t v[8])
+/* quant_block_is_finite on a loaded block. It comes first: vmaxq would pass a NaN on, and a
+ * non-finite block is stored as quant_nan_block at every level. */
+static inline bool quant_neon_block_is_finite(const float32x4_t v[8])
 {
-    uint32x4_t ordered = vceqq_f32(v[0], v[0]);
+    const float32x4_t limit = vdupq_n_f32(FLT_MAX);
+    uint32x4_t ok = vcleq_f32(vabsq_f32(v[0]), limit); /* false for NaN and Inf */
     for (int i = 1; i < 8; i++)
-        ordered = vandq_u32(ordered, vceqq_f32(v[i], v[i]));
-    return vminvq_u32(ordered) == 0;
+        ok = vandq_u32(ok, vcleq_f32(vabsq_f32(v[i]), limit));
+    return vminvq_u32(ok) != 0;
 }
 
-/* Largest |x| of a NaN-free block: max is exact and order-free, and fabs turns -0 into +0 as
+/* Largest |x| of a finite block: max is exact and order-free, and fabs turns -0 into +0 as
  * the scalar scan does. */
 static inline float quant_neon_block_amax(const float32x4_t v[8])
 {
