@@ -22,6 +22,7 @@ ifeq ($(SAN),1)
 BUILD      := build-san
 CFLAGS_ALL += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDLIBS_ALL += -fsanitize=address,undefined
+LIB_LDLIBS += -fsanitize=address,undefined
 endif
 
 # Instruction-set flags per kernel file suffix.
