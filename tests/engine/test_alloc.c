@@ -201,7 +201,8 @@ TEST(test_alloc_replans_a_graph_that_differs_only_in_wiring)
 static inf_tensor *window(inf_context *ctx, inf_tensor *a, int variant)
 {
     inf_tensor *doubled = inf_scale(ctx, a, 2.0f);
-    inf_tensor *out = inf_cont(ctx, inf_view_1d(ctx, doubled, 32, (size_t)variant * 32 * sizeof(float)));
+    const size_t offset = (size_t)variant * 32 * sizeof(float);
+    inf_tensor *out = inf_cont(ctx, inf_view_1d(ctx, doubled, 32, offset));
     inf_tensor_set_output(out);
     return out;
 }

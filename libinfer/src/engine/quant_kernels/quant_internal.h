@@ -102,6 +102,12 @@ static inline bool quant_block_is_finite(const float *x)
     return finite;
 }
 
+/* Bits of +Inf. The bits of |x| read as an integer order like the values, and NaN and Inf are
+ * the patterns at or above these: a SIMD integer max over |x| bits gives the block's amax and
+ * whether the block is finite in one pass, exactly and in any order (a float max would drop or
+ * keep a NaN depending on the operand order). */
+#define QUANT_INF_BITS 0x7F800000u
+
 /* The quantized block of a non-finite input block (see inf_quantize_row): its first `n_scales`
  * halves (d, then m or s) the quiet NaN 0x7E00 and every code byte 0, so every element
  * dequantizes to NaN and a dot product with it is NaN. */

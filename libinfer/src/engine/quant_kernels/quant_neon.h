@@ -7,25 +7,16 @@
 
 #include "quant_internal.h"
 
-/* quant_block_is_finite on a loaded block. It comes first: vmaxq would pass a NaN on, and a
- * non-finite block is stored as quant_nan_block at every level. */
-static inline bool quant_neon_block_is_finite(const float32x4_t v[8])
+/* The bits of the block's largest |x|: QUANT_INF_BITS or more when the block holds NaN or Inf
+ * (it must then be stored as quant_nan_block before anything else looks at it). Clearing the
+ * sign bit turns -0 into +0, as the scalar scan's fabs does. */
+static inline uint32_t quant_neon_block_amax_bits(const float32x4_t v[8])
 {
-    const float32x4_t limit = vdupq_n_f32(FLT_MAX);
-    uint32x4_t ok = vcleq_f32(vabsq_f32(v[0]), limit); /* false for NaN and Inf */
+    const uint32x4_t magnitude = vdupq_n_u32(0x7FFFFFFF);
+    uint32x4_t m = vandq_u32(vreinterpretq_u32_f32(v[0]), magnitude);
     for (int i = 1; i < 8; i++)
-        ok = vandq_u32(ok, vcleq_f32(vabsq_f32(v[i]), limit));
-    return vminvq_u32(ok) != 0;
-}
-
-/* Largest |x| of a finite block: max is exact and order-free, and fabs turns -0 into +0 as
- * the scalar scan does. */
-static inline float quant_neon_block_amax(const float32x4_t v[8])
-{
-    float32x4_t m = vabsq_f32(v[0]);
-    for (int i = 1; i < 8; i++)
-        m = vmaxq_f32(m, vabsq_f32(v[i]));
-    return vmaxvq_f32(m);
+        m = vmaxq_u32(m, vandq_u32(vreinterpretq_u32_f32(v[i]), magnitude));
+    return vmaxvq_u32(m);
 }
 
 /* Zero the lanes of `i` (converted from `v`) where v >= 2^31: vcvt saturates those to
