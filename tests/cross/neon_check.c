@@ -42,6 +42,7 @@ static const float specials[] = {0.0f,      -0.0f,         FLT_MIN,        -FLT_
 #define SPECIALS ((int)(sizeof specials / sizeof specials[0]))
 
 /* Block kinds: each block of the input is filled in one of these ways. */
+#define BLOCK_KINDS 12
 static void fill_block(float *x, int kind)
 {
     for (int j = 0; j < QUANT_BLOCK; j++) {
@@ -62,18 +63,33 @@ static void fill_block(float *x, int kind)
             x[j] = quant_f32_from_bits(rng_u32());
             break;
         case 5: /* mostly ordinary with one special value */
+        case 10: /* ordinary with one NaN or +-Inf, anywhere in the block */
             x[j] = rng_unit() * 1e3f;
             break;
         case 6: /* tiny (denormal) blocks, where 1/d overflows */
             x[j] = quant_f32_from_bits(rng_u32() & 0x807FFFFF);
             break;
-        default: /* equal magnitudes of both signs: the first one decides the sign of max */
+        case 7: /* equal magnitudes of both signs: the first one decides the sign of max */
             x[j] = (rng_u32() & 1) ? 3.0f : -3.0f;
+            break;
+        case 8: /* all NaN, any payload and sign: the NaN block */
+            x[j] = quant_f32_from_bits(0x7F800001u | (rng_u32() & 0x807FFFFFu));
+            break;
+        case 9: /* +-Inf only */
+            x[j] = (rng_u32() & 1) ? INFINITY : -INFINITY;
+            break;
+        default: /* huge finite values: fp16 scales overflow, max - min overflows */
+            x[j] = rng_unit() * FLT_MAX;
             break;
         }
     }
+    const int at = (int)(rng_u32() % QUANT_BLOCK);
     if (kind == 5)
-        x[rng_u32() % QUANT_BLOCK] = specials[rng_u32() % SPECIALS];
+        x[at] = specials[rng_u32() % SPECIALS];
+    if (kind == 10)
+        x[at] = (float[]){NAN, -NAN, INFINITY, -INFINITY}[rng_u32() % 4];
+    if (kind == 11)
+        x[at] = FLT_MAX;
 }
 
 /* Blocks where the two byte strings differ, printing the first one. */
@@ -195,7 +211,7 @@ int main(void)
     if (!x)
         return 1;
     for (int64_t blk = 0; blk < BLOCKS; blk++)
-        fill_block(x + blk * QUANT_BLOCK, (int)(blk % 8));
+        fill_block(x + blk * QUANT_BLOCK, (int)(blk % BLOCK_KINDS));
     int bad = 0;
     bad |= check_type("q8_0", sizeof(block_q8_0), inf_q8_0_from_float_scalar,
                       inf_q8_0_from_float_neon, inf_q8_0_to_float_scalar, inf_q8_0_to_float_neon, x);

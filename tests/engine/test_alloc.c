@@ -133,6 +133,98 @@ TEST(test_inputs_outputs_keep_their_memory_and_views_own_none)
     inf_backend_free(cpu);
 }
 
+/* Computes `out` (F32, at most 64 elements) of a graph built by `build` in a fresh no-data context
+ * with `alloc`, input a[i] = i (64 elements). Returns the results in 64 floats (malloc'd, zero
+ * past the end of out or on failure) and the re-plans made so far. */
+typedef inf_tensor *(*graph_builder)(inf_context *ctx, inf_tensor *a, int variant);
+
+static float *compute_with(inf_graph_allocator *alloc, inf_backend *cpu, graph_builder build,
+                           int variant, int *n_replans)
+{
+    inf_context *ctx = inf_context_new(1 << 20, true);
+    inf_tensor *a = inf_tensor_new_1d(ctx, GGTK_TENSOR_F32, 64);
+    inf_tensor_set_input(a);
+    inf_tensor *out = build(ctx, a, variant);
+    inf_graph *g = inf_graph_new(ctx, 32);
+    float *result = calloc(64, sizeof *result);
+    if (inf_graph_expand(g, out, NULL) == GGTK_OK &&
+        inf_graph_allocator_alloc(alloc, g, NULL) == GGTK_OK) {
+        for (int i = 0; i < 64; i++) {
+            float v = (float)i;
+            inf_tensor_write(a, &v, (size_t)i * sizeof v, sizeof v, NULL);
+        }
+        if (inf_backend_compute(cpu, g, NULL) == GGTK_OK)
+            inf_tensor_read(out, result, 0, inf_tensor_nbytes(out), NULL);
+    }
+    *n_replans = inf_graph_allocator_stats(alloc).n_replans;
+    inf_context_free(ctx);
+    return result;
+}
+
+/* n0 = 2a and n1 = 3a both feed s = n0 + n1; out = s + (a + n0) (variant 0) or s + (a + n1).
+ * Shapes, ops and flags are the same; only the wiring differs, and it decides which of n0 and
+ * n1 is dead after s, so which block s may overwrite in place. */
+static inf_tensor *sum_and_pick(inf_context *ctx, inf_tensor *a, int variant)
+{
+    inf_tensor *n0 = inf_scale(ctx, a, 2.0f), *n1 = inf_scale(ctx, a, 3.0f);
+    inf_tensor *s = inf_add(ctx, n0, n1);
+    inf_tensor *out = inf_add(ctx, s, inf_add(ctx, a, variant ? n1 : n0));
+    inf_tensor_set_output(out);
+    return out;
+}
+
+TEST(test_alloc_replans_a_graph_that_differs_only_in_wiring)
+{
+    inf_backend *cpu = inf_backend_cpu_new(1);
+    inf_graph_allocator *reused = inf_graph_allocator_new(cpu);
+    int replans, fresh_replans;
+    float *first = compute_with(reused, cpu, sum_and_pick, 0, &replans);
+    float *second = compute_with(reused, cpu, sum_and_pick, 1, &replans);
+    inf_graph_allocator *fresh = inf_graph_allocator_new(cpu);
+    float *reference = compute_with(fresh, cpu, sum_and_pick, 1, &fresh_replans);
+    int wrong = 0;
+    for (int i = 0; i < 64; i++) {
+        wrong += first[i] != 8.0f * (float)i; /* a + 2a + 5a */
+        wrong += second[i] != 9.0f * (float)i || second[i] != reference[i]; /* a + 3a + 5a */
+    }
+    CHECK_MSG(wrong == 0, "%d wrong results (element 1: %g then %g, fresh allocator %g)", wrong,
+              first[1], second[1], reference[1]);
+    CHECK_MSG(replans == 2, "%d plans for two differently wired graphs", replans);
+    free(first);
+    free(second);
+    free(reference);
+    inf_graph_allocator_free(reused);
+    inf_graph_allocator_free(fresh);
+    inf_backend_free(cpu);
+}
+
+/* out = 2a[32 * variant ...], copied out of a view: graphs differing only in the view offset. */
+static inf_tensor *window(inf_context *ctx, inf_tensor *a, int variant)
+{
+    inf_tensor *doubled = inf_scale(ctx, a, 2.0f);
+    const size_t offset = (size_t)variant * 32 * sizeof(float);
+    inf_tensor *out = inf_cont(ctx, inf_view_1d(ctx, doubled, 32, offset));
+    inf_tensor_set_output(out);
+    return out;
+}
+
+TEST(test_alloc_keeps_its_plan_when_only_a_view_offset_changes)
+{
+    inf_backend *cpu = inf_backend_cpu_new(1);
+    inf_graph_allocator *alloc = inf_graph_allocator_new(cpu);
+    int replans = 0, wrong = 0;
+    for (int variant = 0; variant < 2; variant++) {
+        float *out = compute_with(alloc, cpu, window, variant, &replans);
+        for (int i = 0; i < 32; i++)
+            wrong += out[i] != 2.0f * (float)(i + 32 * variant);
+        free(out);
+    }
+    CHECK_MSG(wrong == 0, "%d wrong results", wrong);
+    CHECK_MSG(replans == 1, "%d plans: the offset is applied at allocation, not planned", replans);
+    inf_graph_allocator_free(alloc);
+    inf_backend_free(cpu);
+}
+
 static const llama_shape tiny = {.n_embd = 64, .n_layer = 2, .n_head = 4, .n_head_kv = 2,
                                  .n_ff = 96, .n_vocab = 100, .n_ctx = 32,
                                  .weight_type = GGTK_TENSOR_Q8_0};

@@ -16,12 +16,13 @@
  *   Q8_1 {d; s; qs[32] int8}  x = d * q, s = d * sum(q) (used for activations by matmul)
  *
  * Every kernel exists as portable scalar C (the reference) and, on x86-64, AVX2 and AVX-512
- * versions that produce identical bytes/floats. The version used follows inf_simd_active()
+ * versions (on arm64, NEON for some types) that produce identical bytes/floats. The version used follows inf_simd_active()
  * (see inf_simd.h) at the moment of each call.
  *
- * NaN inputs: F16/BF16 conversions follow ggml (a NaN stays a quiet NaN of the same sign).
- * Block quantizers are defined for finite inputs only; NaN/Inf give unspecified (but
- * deterministic, memory-safe) codes, as in ggml.
+ * Non-finite inputs: F16/BF16 conversions follow ggml (a NaN stays a quiet NaN of the same
+ * sign, +-Inf stays +-Inf). A quantized block holding any NaN or +-Inf becomes the NaN block
+ * (see inf_quantize_row), at every SIMD level; ggml leaves such blocks to float-to-integer
+ * casts that C does not define, so there is no reference to match.
  *
  * Errors: see <ggtk/error.h>. Nothing here allocates or touches a file: the only failures are
  * a type without kernels or a count that is not whole blocks, both checkable beforehand
@@ -100,7 +101,13 @@ GGTK_API bool inf_type_can_dequantize(ggtk_tensor_type type);
 
 /* Quantize `n` floats into `dst` (ggtk_tensor_type_bytes(type, n) bytes). Returns false and
  * writes nothing when the type is unsupported, n is negative or not a multiple of its block
- * size. */
+ * size.
+ * A block of 32 inputs holding any NaN or +-Inf has no finite scale that represents it and is
+ * written as the NaN block: every fp16 scale field (d, and m or s) is the quiet NaN 0x7E00 and
+ * every code byte (qs, qh) is 0. It dequantizes to NaN in all 32 elements, so a NaN or Inf
+ * activation turns a quantized dot product into NaN instead of vanishing. Finite blocks, huge
+ * ones included, follow ggml's formulas (a scale beyond fp16's range is stored as +-Inf). The
+ * file quantizer (inf_quantize_file.h) refuses non-finite input with an error instead. */
 GGTK_API bool inf_quantize_row(ggtk_tensor_type type, const float *src, void *dst, int64_t n);
 
 /* Dequantize `n` elements of `type` from `src` into `n` floats. Returns false and writes

@@ -1,5 +1,5 @@
-/* graph_alloc.c - the public graph allocator: keeps the last plan, re-plans when a graph's shape
- * differs, owns the compute buffer and points tensors into it. */
+/* graph_alloc.c - the public graph allocator: keeps the last plan, re-plans when a graph differs
+ * in shape or wiring, owns the compute buffer and points tensors into it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,7 +57,7 @@ static inf_tensor *tensor_at(const inf_graph *graph, int n_leaves, int index)
 
 ggtk_status inf_graph_allocator_alloc(inf_graph_allocator *alloc, inf_graph *graph, ggtk_error *err)
 {
-    if (!alloc->planned || alloc->plan.signature != plan_signature(graph)) {
+    if (!alloc->planned || !plan_matches(&alloc->plan, graph)) {
         ggtk_status st = inf_graph_allocator_reserve(alloc, graph, err);
         if (st != GGTK_OK)
             return st;

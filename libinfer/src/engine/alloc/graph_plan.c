@@ -67,9 +67,17 @@ static void add_state(planner *pl, int index, const inf_tensor *t)
     pl->states[index] = (tensor_state){.tensor = t, .offset = PLAN_NONE};
 }
 
-uint64_t plan_signature(const inf_graph *graph)
+/* Graph position (leaves first, then nodes) of t, or -1 for NULL or a tensor not in the graph. */
+static int64_t position_of(const planner *pl, const inf_tensor *t)
 {
-    /* FNV-1a over the fields; source positions come from a temporary planner map. */
+    const tensor_state *st = t ? state_of(pl, t) : NULL;
+    return st ? st - pl->states : -1;
+}
+
+/* FNV-1a over every field the planner reads. The wiring goes in as graph positions, not
+ * addresses, so that the same graph rebuilt in a new context keeps its plan. */
+static uint64_t signature_of(const planner *pl)
+{
     uint64_t h = 0xcbf29ce484222325ULL;
 #define MIX(v)                                                                                 \
     do {                                                                                       \
@@ -77,11 +85,10 @@ uint64_t plan_signature(const inf_graph *graph)
         for (int mix_i = 0; mix_i < 8; mix_i++, mix_v >>= 8)                                   \
             h = (h ^ (mix_v & 0xff)) * 0x100000001b3ULL;                                       \
     } while (0)
-    const int n_leaves = inf_graph_n_leaves(graph), count = n_leaves + inf_graph_n_nodes(graph);
-    MIX(count);
-    MIX(n_leaves);
-    for (int i = 0; i < count; i++) {
-        const inf_tensor *t = tensor_at(graph, n_leaves, i);
+    MIX(pl->count);
+    MIX(pl->n_leaves);
+    for (int i = 0; i < pl->count; i++) {
+        const inf_tensor *t = pl->states[i].tensor;
         MIX(t->op);
         MIX(t->type);
         for (int d = 0; d < INF_MAX_DIMS; d++) {
@@ -90,9 +97,9 @@ uint64_t plan_signature(const inf_graph *graph)
         }
         MIX(t->flags);
         MIX(t->data != NULL && (!t->view_src || t->view_src->data != NULL));
-        MIX(t->view_src != NULL);
+        MIX(position_of(pl, t->view_src));
         for (int s = 0; s < INF_MAX_SRC; s++)
-            MIX(t->src[s] != NULL);
+            MIX(position_of(pl, t->src[s]));
     }
 #undef MIX
     return h;
@@ -121,7 +128,8 @@ static bool pinned(const inf_tensor *t)
 }
 
 /* Operations that read element k of a same-shaped source before writing element k (or a whole
- * row before writing that row), so the result may overwrite the source. */
+ * row before writing that row), so the result may overwrite the source. Decided by the op alone:
+ * a rule that read op_params would have to add them to signature_of. */
 static bool op_allows_in_place(inf_op op)
 {
     switch (op) {
@@ -260,32 +268,57 @@ void plan_free(graph_plan *plan)
     memset(plan, 0, sizeof *plan);
 }
 
+/* Allocate pl's states and map and list the graph's tensors in them. False when out of memory
+ * (call planner_release either way). */
+static bool planner_init(planner *pl, const inf_graph *graph)
+{
+    *pl = (planner){.graph = graph, .n_leaves = inf_graph_n_leaves(graph)};
+    pl->count = pl->n_leaves + inf_graph_n_nodes(graph);
+    pl->n_slots = 2 * pl->count + 1;
+    pl->states = calloc((size_t)pl->count + 1, sizeof *pl->states);
+    pl->slots = malloc((size_t)pl->n_slots * sizeof *pl->slots);
+    if (!pl->states || !pl->slots)
+        return false;
+    memset(pl->slots, 0xff, (size_t)pl->n_slots * sizeof *pl->slots);
+    for (int i = 0; i < pl->count; i++)
+        add_state(pl, i, tensor_at(graph, pl->n_leaves, i));
+    return true;
+}
+
+static void planner_release(planner *pl)
+{
+    free(pl->states);
+    free(pl->slots);
+}
+
+bool plan_matches(const graph_plan *plan, const inf_graph *graph)
+{
+    planner pl;
+    bool same = planner_init(&pl, graph) && signature_of(&pl) == plan->signature;
+    planner_release(&pl);
+    return same;
+}
+
 ggtk_status plan_graph(const inf_graph *graph, size_t alignment, graph_plan *plan)
 {
     plan_free(plan);
-    planner pl = {.graph = graph, .n_leaves = inf_graph_n_leaves(graph), .plan = plan};
-    pl.count = pl.n_leaves + inf_graph_n_nodes(graph);
-    pl.n_slots = 2 * pl.count + 1;
-    pl.states = calloc((size_t)pl.count + 1, sizeof *pl.states);
-    pl.slots = malloc((size_t)pl.n_slots * sizeof *pl.slots);
+    planner pl;
+    const bool ready = planner_init(&pl, graph);
+    pl.plan = plan;
     plan->offsets = malloc(((size_t)pl.count + 1) * sizeof *plan->offsets);
     plan->release_start = malloc(((size_t)inf_graph_n_nodes(graph) + 1) * sizeof *plan->release_start);
     ggtk_status st = GGTK_ERR_NOMEM;
-    if (pl.states && pl.slots && plan->offsets && plan->release_start) {
-        memset(pl.slots, 0xff, (size_t)pl.n_slots * sizeof *pl.slots);
-        for (int i = 0; i < pl.count; i++)
-            add_state(&pl, i, tensor_at(graph, pl.n_leaves, i));
+    if (ready && plan->offsets && plan->release_start) {
+        plan->signature = signature_of(&pl);
         free_blocks_init(&pl.blocks, alignment);
         count_uses(&pl);
         st = walk(&pl);
         free_blocks_release(&pl.blocks);
     }
-    free(pl.states);
-    free(pl.slots);
+    planner_release(&pl);
     plan->releases = pl.releases;
     plan->n_leaves = pl.n_leaves;
     plan->n_nodes = inf_graph_n_nodes(graph);
-    plan->signature = plan_signature(graph);
     if (st != GGTK_OK)
         plan_free(plan);
     return st;

@@ -17,7 +17,7 @@ typedef struct plan_release {
 } plan_release;
 
 typedef struct graph_plan {
-    uint64_t signature;    /* hash of the graph's shape (see plan_signature) */
+    uint64_t signature;    /* hash of everything the plan was computed from */
     int n_leaves;
     int n_nodes;
     size_t *offsets;       /* [n_leaves + n_nodes]: leaves first, then nodes */
@@ -26,9 +26,12 @@ typedef struct graph_plan {
     inf_alloc_stats stats;
 } graph_plan;
 
-/* Hash of everything that decides the plan: per tensor its op, type, shape, flags, whether it
- * has memory, whether it is a view, and the graph positions of its sources. */
-uint64_t plan_signature(const inf_graph *graph);
+/* Whether `plan` was made for a graph equal to `graph` in everything that decides a plan: per
+ * tensor its op, type, shape and strides, flags, whether it has memory, and the graph positions
+ * of its sources and of its view source. Not compared: op parameters and view offsets, which
+ * the plan does not read (the allocator applies view offsets from the graph it is given). False
+ * as well when memory for the check runs out; planning again then reports it. */
+bool plan_matches(const graph_plan *plan, const inf_graph *graph);
 
 /* Plan `graph` with offsets aligned to `alignment` into `plan` (whose old contents are freed).
  * GGTK_ERR_INVALID when a view's source has no memory and is not in the graph; GGTK_ERR_NOMEM. */

@@ -3,13 +3,10 @@
 #if defined(__ARM_NEON) && defined(__aarch64__)
 #include "quant_neon.h"
 
-/* The block's element of largest magnitude with its sign: the first one whose |x| equals the
- * maximum, as the scalar scan's strict `<` keeps; +0 for an all-zero block. */
-static float block_signed_max(const float *src, const float32x4_t x[8])
+/* The finite block's element of largest magnitude with its sign: the first one whose |x|
+ * equals the maximum, as the scalar scan's strict `<` keeps; +0 for an all-zero block. */
+static float block_signed_max(const float *src, float amax)
 {
-    if (quant_neon_block_has_nan(x))
-        return quant_block_signed_max(src);
-    const float amax = quant_neon_block_amax(x);
     if (amax == 0.0f)
         return 0.0f;
     int j = 0;
@@ -32,7 +29,12 @@ void inf_q4_0_from_float_neon(const float *src, void *dst, int64_t n)
         float32x4_t x[8];
         for (int i = 0; i < 8; i++)
             x[i] = vld1q_f32(src + 4 * i);
-        const float d = block_signed_max(src, x) / -8;
+        const uint32_t amax = quant_neon_block_amax_bits(x);
+        if (amax >= QUANT_INF_BITS) {
+            quant_nan_block(&out[b], sizeof out[b], 1);
+            continue;
+        }
+        const float d = block_signed_max(src, quant_f32_from_bits(amax)) / -8;
         const float id = quant_inverse_scale(d);
         out[b].d = quant_fp32_to_fp16(d);
         int8x16_t cap = vdupq_n_s8(15);

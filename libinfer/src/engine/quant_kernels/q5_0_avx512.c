@@ -8,7 +8,12 @@ void inf_q5_0_from_float_avx512(const float *src, void *dst, int64_t n)
     for (int64_t b = 0; b < n / QUANT_BLOCK; b++, src += QUANT_BLOCK) {
         __m512 v[2];
         avx512_load_block(src, v);
-        const float d = avx512_block_signed_max(src, v, avx512_block_amax(v)) / -16;
+        const uint32_t amax = avx512_block_amax_bits(v);
+        if (amax >= QUANT_INF_BITS) {
+            quant_nan_block(&out[b], sizeof out[b], 1);
+            continue;
+        }
+        const float d = avx512_block_signed_max(src, v, amax) / -16;
         out[b].d = quant_fp32_to_fp16(d);
         /* MIN(31, (int8_t)code) of the reference: a signed byte minimum */
         __m256i codes = avx512_block_codes(v, quant_inverse_scale(d), 16.5f);

@@ -8,6 +8,10 @@ void inf_q5_1_from_float_avx512(const float *src, void *dst, int64_t n)
     for (int64_t b = 0; b < n / QUANT_BLOCK; b++, src += QUANT_BLOCK) {
         __m512 v[2];
         avx512_load_block(src, v);
+        if (avx512_block_amax_bits(v) >= QUANT_INF_BITS) {
+            quant_nan_block(&out[b], sizeof out[b], 2);
+            continue;
+        }
         float min, max;
         avx512_block_min_max(src, v, &min, &max);
         const float d = (max - min) / 31;

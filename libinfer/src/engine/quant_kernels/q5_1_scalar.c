@@ -5,6 +5,10 @@ void inf_q5_1_from_float_scalar(const float *src, void *dst, int64_t n)
 {
     block_q5_1 *out = dst;
     for (int64_t b = 0; b < n / QUANT_BLOCK; b++, src += QUANT_BLOCK) {
+        if (!quant_block_is_finite(src)) {
+            quant_nan_block(&out[b], sizeof out[b], 2);
+            continue;
+        }
         float min, max;
         quant_block_min_max(src, &min, &max);
         const float d = (max - min) / 31;

@@ -17,9 +17,12 @@ void inf_q8_0_from_float_neon(const float *src, void *dst, int64_t n)
         float32x4_t x[8];
         for (int i = 0; i < 8; i++)
             x[i] = vld1q_f32(src + 4 * i);
-        const float amax =
-            quant_neon_block_has_nan(x) ? quant_block_amax(src) : quant_neon_block_amax(x);
-        const float d = amax / 127;
+        const uint32_t amax = quant_neon_block_amax_bits(x);
+        if (amax >= QUANT_INF_BITS) {
+            quant_nan_block(&out[b], sizeof out[b], 1);
+            continue;
+        }
+        const float d = quant_f32_from_bits(amax) / 127;
         const float id = quant_inverse_scale(d);
         out[b].d = quant_fp32_to_fp16(d);
         for (int h = 0; h < 2; h++) {

@@ -6,6 +6,10 @@ void inf_q8_1_from_float_scalar(const float *src, void *dst, int64_t n)
 {
     block_q8_1 *out = dst;
     for (int64_t b = 0; b < n / QUANT_BLOCK; b++, src += QUANT_BLOCK) {
+        if (!quant_block_is_finite(src)) {
+            quant_nan_block(&out[b], sizeof out[b], 2);
+            continue;
+        }
         const float d = quant_block_amax(src) / 127;
         const float id = quant_inverse_scale(d);
         out[b].d = quant_fp32_to_fp16(d);

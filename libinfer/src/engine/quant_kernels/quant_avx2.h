@@ -29,12 +29,29 @@ static inline float avx2_hmin(__m256 v)
     return _mm_cvtss_f32(m);
 }
 
-/* Largest |x| of a block; max over finite values does not depend on the order. */
-static inline float avx2_block_amax(const __m256 v[4])
+/* The bits of |x| of 8 elements (sign cleared: -0 becomes +0, as fabsf does). */
+static inline __m256i avx2_magnitude_bits(__m256 v)
 {
-    __m256 m = _mm256_max_ps(_mm256_max_ps(avx2_abs(v[0]), avx2_abs(v[1])),
-                             _mm256_max_ps(avx2_abs(v[2]), avx2_abs(v[3])));
-    return avx2_hmax(m);
+    return _mm256_and_si256(_mm256_castps_si256(v), _mm256_set1_epi32(0x7FFFFFFF));
+}
+
+/* All-ones lanes where |v| has the bits in `bits`. */
+static inline __m256 avx2_magnitude_is(__m256 v, __m256i bits)
+{
+    return _mm256_castsi256_ps(_mm256_cmpeq_epi32(avx2_magnitude_bits(v), bits));
+}
+
+/* The bits of the block's largest |x|: QUANT_INF_BITS or more when the block holds NaN or Inf
+ * (it must then be stored as quant_nan_block before anything else looks at it). */
+static inline uint32_t avx2_block_amax_bits(const __m256 v[4])
+{
+    __m256i m01 = _mm256_max_epi32(avx2_magnitude_bits(v[0]), avx2_magnitude_bits(v[1]));
+    __m256i m23 = _mm256_max_epi32(avx2_magnitude_bits(v[2]), avx2_magnitude_bits(v[3]));
+    __m256i m = _mm256_max_epi32(m01, m23);
+    __m128i h = _mm_max_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+    h = _mm_max_epi32(h, _mm_shuffle_epi32(h, 0x4E));
+    h = _mm_max_epi32(h, _mm_shuffle_epi32(h, 0xB1));
+    return (uint32_t)_mm_cvtsi128_si32(h);
 }
 
 /* Bit j set where element j of the block satisfies `mask` (one __m256 mask per 8 elements). */
@@ -44,22 +61,23 @@ static inline uint32_t avx2_block_bits(__m256 m0, __m256 m1, __m256 m2, __m256 m
            (uint32_t)_mm256_movemask_ps(m2) << 16 | (uint32_t)_mm256_movemask_ps(m3) << 24;
 }
 
-/* The first element whose magnitude is amax, as the scalar loop's strict `<` picks it; +0 for
- * an all-zero block (the loop never updates its initial 0.0f, even for -0.0 elements). */
-static inline float avx2_block_signed_max(const float *x, const __m256 v[4], float amax)
+/* The first element whose magnitude has the bits amax_bits (from avx2_block_amax_bits), as the
+ * scalar loop's strict `<` picks it; +0 for an all-zero block (the loop never updates its
+ * initial 0.0f, even for -0.0 elements). amax_bits is some element's |x|, so bits is never 0;
+ * comparing bits, not floats, reuses the magnitudes avx2_block_amax_bits computed. */
+static inline float avx2_block_signed_max(const float *x, const __m256 v[4], uint32_t amax_bits)
 {
-    if (amax == 0.0f)
+    if (amax_bits == 0)
         return 0.0f;
-    __m256 a = _mm256_set1_ps(amax);
-    uint32_t bits = avx2_block_bits(_mm256_cmp_ps(avx2_abs(v[0]), a, _CMP_EQ_OQ),
-                                    _mm256_cmp_ps(avx2_abs(v[1]), a, _CMP_EQ_OQ),
-                                    _mm256_cmp_ps(avx2_abs(v[2]), a, _CMP_EQ_OQ),
-                                    _mm256_cmp_ps(avx2_abs(v[3]), a, _CMP_EQ_OQ));
+    const __m256i a = _mm256_set1_epi32((int)amax_bits);
+    uint32_t bits = avx2_block_bits(avx2_magnitude_is(v[0], a), avx2_magnitude_is(v[1], a),
+                                    avx2_magnitude_is(v[2], a), avx2_magnitude_is(v[3], a));
     return x[__builtin_ctz(bits)];
 }
 
 /* A zero extreme (min or max) must carry the sign of the first zero element, as the scalar
- * loop's strict compares keep it; vector min/max may return either zero. */
+ * loop's strict compares keep it; vector min/max may return either zero. Called only when an
+ * extreme of a finite block is zero, so some element is and bits is never 0. */
 static inline float avx2_first_zero(const float *x, const __m256 v[4])
 {
     __m256 z = _mm256_setzero_ps();
@@ -69,7 +87,7 @@ static inline float avx2_first_zero(const float *x, const __m256 v[4])
     return x[__builtin_ctz(bits)];
 }
 
-/* Minimum and maximum of a block with the scalar loop's choice of signed zero. */
+/* Minimum and maximum of a finite block with the scalar loop's choice of signed zero. */
 static inline void avx2_block_min_max(const float *x, const __m256 v[4], float *min, float *max)
 {
     *min = avx2_hmin(_mm256_min_ps(_mm256_min_ps(v[0], v[1]), _mm256_min_ps(v[2], v[3])));

@@ -13,23 +13,34 @@ static inline void avx512_load_block(const float *x, __m512 v[2])
     v[1] = _mm512_loadu_ps(x + 16);
 }
 
-static inline float avx512_block_amax(const __m512 v[2])
+/* The bits of |x| of 16 elements (sign cleared). */
+static inline __m512i avx512_magnitude_bits(__m512 v)
 {
-    return _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v[0]), _mm512_abs_ps(v[1])));
+    return _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(0x7FFFFFFF));
 }
 
-/* The first element of largest magnitude, +0 for an all-zero block (see quant_avx2.h). */
-static inline float avx512_block_signed_max(const float *x, const __m512 v[2], float amax)
+/* The bits of the block's largest |x|, QUANT_INF_BITS or more for NaN or Inf (see
+ * avx2_block_amax_bits). */
+static inline uint32_t avx512_block_amax_bits(const __m512 v[2])
 {
-    if (amax == 0.0f)
+    return (uint32_t)_mm512_reduce_max_epi32(
+        _mm512_max_epi32(avx512_magnitude_bits(v[0]), avx512_magnitude_bits(v[1])));
+}
+
+/* The first element whose magnitude has the bits amax_bits, +0 for an all-zero block (see
+ * avx2_block_signed_max: bits is never 0). */
+static inline float avx512_block_signed_max(const float *x, const __m512 v[2], uint32_t amax_bits)
+{
+    if (amax_bits == 0)
         return 0.0f;
-    __m512 a = _mm512_set1_ps(amax);
-    uint32_t bits = (uint32_t)_mm512_cmp_ps_mask(_mm512_abs_ps(v[0]), a, _CMP_EQ_OQ) |
-                    (uint32_t)_mm512_cmp_ps_mask(_mm512_abs_ps(v[1]), a, _CMP_EQ_OQ) << 16;
+    const __m512i a = _mm512_set1_epi32((int)amax_bits);
+    uint32_t bits = (uint32_t)_mm512_cmpeq_epi32_mask(avx512_magnitude_bits(v[0]), a) |
+                    (uint32_t)_mm512_cmpeq_epi32_mask(avx512_magnitude_bits(v[1]), a) << 16;
     return x[__builtin_ctz(bits)];
 }
 
-/* Minimum and maximum with the scalar loop's choice of signed zero (see quant_avx2.h). */
+/* Minimum and maximum of a finite block with the scalar loop's choice of signed zero (see
+ * quant_avx2.h). */
 static inline void avx512_block_min_max(const float *x, const __m512 v[2], float *min,
                                         float *max)
 {

@@ -5,6 +5,8 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -89,13 +91,41 @@ static inline uint8_t quant_trunc_u8(float v)
     return (uint8_t)((uint32_t)quant_trunc_i32(v) & 0xFF);
 }
 
+/* Whether every element of a block is finite. A block holding NaN or +-Inf has no scale that
+ * represents it: every kernel stores it as quant_nan_block, checked before anything else, so
+ * the helpers below and the SIMD kernels only ever see finite blocks. */
+static inline bool quant_block_is_finite(const float *x)
+{
+    bool finite = true;
+    for (int j = 0; j < QUANT_BLOCK; j++)
+        finite &= fabsf(x[j]) <= FLT_MAX;
+    return finite;
+}
+
+/* Bits of +Inf. The bits of |x| read as an integer order like the values, and NaN and Inf are
+ * the patterns at or above these: a SIMD integer max over |x| bits gives the block's amax and
+ * whether the block is finite in one pass, exactly and in any order (a float max would drop or
+ * keep a NaN depending on the operand order). */
+#define QUANT_INF_BITS 0x7F800000u
+
+/* The quantized block of a non-finite input block (see inf_quantize_row): its first `n_scales`
+ * halves (d, then m or s) the quiet NaN 0x7E00 and every code byte 0, so every element
+ * dequantizes to NaN and a dot product with it is NaN. */
+static inline void quant_nan_block(void *block, size_t block_bytes, int n_scales)
+{
+    const inf_fp16 nan = 0x7E00;
+    memset(block, 0, block_bytes);
+    for (int i = 0; i < n_scales; i++)
+        memcpy((char *)block + (size_t)i * sizeof nan, &nan, sizeof nan);
+}
+
 /* 1/d, or 0 for a zero scale (every code of such a block is then the offset alone). */
 static inline float quant_inverse_scale(float d)
 {
     return d != 0.0f ? 1.0f / d : 0.0f;
 }
 
-/* Largest |x| of a block, scanned as ggml's reference does (a NaN, once met, stays). */
+/* Largest |x| of a (finite) block. */
 static inline float quant_block_amax(const float *x)
 {
     float amax = 0.0f;

@@ -7,25 +7,16 @@
 
 #include "quant_internal.h"
 
-/* True when some element of the block is a NaN. The scalar scans give NaN-dependent answers
- * (quant_block_amax keeps a trailing NaN, quant_block_signed_max skips every NaN), so a block
- * with one takes the scalar helper; vmaxq would propagate NaN differently. */
-static inline bool quant_neon_block_has_nan(const float32x4_t v[8])
+/* The bits of the block's largest |x|: QUANT_INF_BITS or more when the block holds NaN or Inf
+ * (it must then be stored as quant_nan_block before anything else looks at it). Clearing the
+ * sign bit turns -0 into +0, as the scalar scan's fabs does. */
+static inline uint32_t quant_neon_block_amax_bits(const float32x4_t v[8])
 {
-    uint32x4_t ordered = vceqq_f32(v[0], v[0]);
+    const uint32x4_t magnitude = vdupq_n_u32(0x7FFFFFFF);
+    uint32x4_t m = vandq_u32(vreinterpretq_u32_f32(v[0]), magnitude);
     for (int i = 1; i < 8; i++)
-        ordered = vandq_u32(ordered, vceqq_f32(v[i], v[i]));
-    return vminvq_u32(ordered) == 0;
-}
-
-/* Largest |x| of a NaN-free block: max is exact and order-free, and fabs turns -0 into +0 as
- * the scalar scan does. */
-static inline float quant_neon_block_amax(const float32x4_t v[8])
-{
-    float32x4_t m = vabsq_f32(v[0]);
-    for (int i = 1; i < 8; i++)
-        m = vmaxq_f32(m, vabsq_f32(v[i]));
-    return vmaxvq_f32(m);
+        m = vmaxq_u32(m, vandq_u32(vreinterpretq_u32_f32(v[i]), magnitude));
+    return vmaxvq_u32(m);
 }
 
 /* Zero the lanes of `i` (converted from `v`) where v >= 2^31: vcvt saturates those to
