@@ -50,7 +50,8 @@ ggtk_status ggtk_writer_begin(ggtk_writer *writer, const char *path, ggtk_error 
     writer_stream *stream = &writer->stream;
     if (stream->active)
         return ggtk_fail(err, GGTK_ERR_USAGE, path, UINT64_MAX,
-                         "a write to %s is already in progress", ggtk_atomic_file_path(stream->file));
+                         "a write to %s is already in progress",
+                         ggtk_atomic_file_path(stream->file));
     ggtk_error local;
     stream->file = ggtk_atomic_file_open(path, err ? err : &local);
     if (!stream->file)

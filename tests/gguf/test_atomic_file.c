@@ -1,7 +1,8 @@
-/* test_atomic_file.c - the atomic file (ggtk/atomic_file.h): a commit puts exactly the written bytes
- * at the target with the umask's mode; anything short of a commit leaves the target as it was and
- * no temporary file; unusable targets and directories are refused before anything is created.
- * Each test runs in its own process, so umask and file-size limits set here stay here. */
+/* test_atomic_file.c - the atomic file (ggtk/atomic_file.h): a commit puts exactly the written
+ * bytes at the target with the umask's mode; anything short of a commit leaves the target as it
+ * was and no temporary file; unusable targets and directories are refused before anything is
+ * created. Each test runs in its own process, so the umask and file-size limits set here stay
+ * here. */
 #include "gguf/writer_test_support.h"
 #include "test.h"
 
@@ -45,7 +46,8 @@ TEST(test_atomic_file_commit_gives_the_content_and_the_umask_mode)
     char path[600], pattern[600];
     snprintf(path, sizeof path, "%s/out.bin", dir);
     snprintf(pattern, sizeof pattern, "%s/.out.bin.??????.tmp", dir);
-    static const struct { mode_t mask; int mode; } cases[] = {{022, 0644}, {077, 0600}, {027, 0640}};
+    static const struct { mode_t mask; int mode; } cases[] = {
+        {022, 0644}, {077, 0600}, {027, 0640}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         umask(cases[i].mask);
         ggtk_error err = {0};
