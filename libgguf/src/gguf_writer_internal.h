@@ -4,6 +4,7 @@
 #ifndef GGTK_WRITER_INTERNAL_H
 #define GGTK_WRITER_INTERNAL_H
 
+#include <ggtk/atomic_file.h>
 #include <ggtk/gguf.h>
 
 /* Longest tensor name, in bytes, that ggml-based readers accept (their name buffer holds 64 bytes
@@ -34,12 +35,11 @@ typedef struct writer_output {
 /* A write in progress (between ggtk_writer_begin and finish/abort). */
 typedef struct writer_stream {
     bool active;
-    char *path;            /* the target */
-    char *temp_path;       /* the temporary file beside it */
-    writer_output out;
-    int64_t tensor;        /* index of the tensor whose data comes next */
-    uint64_t tensor_done;  /* bytes of that tensor already written */
-    uint64_t data_left;    /* bytes of tensor data (without padding) still expected */
+    ggtk_atomic_file *file; /* the temporary file beside the target */
+    writer_output out;      /* buffered output to its descriptor */
+    int64_t tensor;         /* index of the tensor whose data comes next */
+    uint64_t tensor_done;   /* bytes of that tensor already written */
+    uint64_t data_left;     /* bytes of tensor data (without padding) still expected */
 } writer_stream;
 
 struct ggtk_writer {

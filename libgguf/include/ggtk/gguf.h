@@ -361,12 +361,13 @@ GGTK_API const ggtk_tensor_info *ggtk_writer_tensor(const ggtk_writer *writer, i
 GGTK_API uint64_t ggtk_writer_file_size(const ggtk_writer *writer);
 
 /* Start writing to `path`: creates a temporary file ".<name>.XXXXXX.tmp" in the same directory
- * (given the permissions a new file gets under the umask) and writes the header. Until the write
- * finishes or is abandoned, metadata and tensor infos are frozen (edits return GGTK_ERR_USAGE);
- * afterwards the writer may be edited and written again. Layout: header, pairs, tensor infos,
- * zeros up to the alignment, then each tensor's data followed by zeros up to the alignment (the
- * last one too), the same bytes llama.cpp and gguf-py write. GGTK_ERR_PATH when `path` exists and
- * is not a regular file (the final rename would replace a FIFO or a device node). */
+ * (given the permissions a new file gets under the umask; see atomic_file.h) and writes the
+ * header. Until the write finishes or is abandoned, metadata and tensor infos are frozen (edits
+ * return GGTK_ERR_USAGE); afterwards the writer may be edited and written again. Layout: header,
+ * pairs, tensor infos, zeros up to the alignment, then each tensor's data followed by zeros up to
+ * the alignment (the last one too), the same bytes llama.cpp and gguf-py write. GGTK_ERR_PATH when
+ * `path` exists and is not a regular file (the final rename would replace a FIFO or a device
+ * node). */
 GGTK_API ggtk_status ggtk_writer_begin(ggtk_writer *writer, const char *path, ggtk_error *err);
 /* Path of the temporary file while a write is in progress (for a signal handler to unlink), else
  * NULL. The string stays valid until ggtk_writer_finish/free. */

@@ -167,9 +167,10 @@ typedef struct inf_kld_base_writer inf_kld_base_writer;
 
 /* Start writing a base file for `n_chunk` (>= 1) chunks of `n_ctx` (>= 3) tokens; `tokens` holds the
  * n_chunk * n_ctx tokens evaluated (before any BOS substitution). The data goes to a temporary
- * file beside `path` that inf_kld_base_writer_finish() renames into place, so `path` never holds a
- * partial file. NULL on failure: GGTK_ERR_INVALID for a bad shape, GGTK_ERR_IO when the file
- * cannot be created or written, GGTK_ERR_NOMEM. */
+ * file beside `path` that inf_kld_base_writer_finish() renames into place (atomic_file.h), so
+ * `path` never holds a partial file. NULL on failure: GGTK_ERR_INVALID for a bad shape,
+ * GGTK_ERR_PATH when `path` exists and is not a regular file, GGTK_ERR_IO when the file cannot be
+ * created or written, GGTK_ERR_USAGE for an empty path or one ending in '/', GGTK_ERR_NOMEM. */
 GGTK_API inf_kld_base_writer *inf_kld_base_writer_open(const char *path, int32_t n_ctx,
                                                        int32_t n_vocab, int32_t n_chunk,
                                                        const inf_token *tokens, ggtk_error *err);

@@ -1,15 +1,14 @@
 /* kld_file.c - base log-probability files in llama-perplexity's --kl-divergence-base layout, so
  * that a base written by either tool can be compared against by the other. Written through a
- * temporary file renamed into place; read with every header field and the file size checked. */
+ * temporary file renamed into place (atomic_file.h); read with every header field and the file
+ * size checked. */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
+
+#include <ggtk/atomic_file.h>
 
 #include "kld_file.h"
 
@@ -26,31 +25,13 @@ size_t inf_logprob_row_words(int32_t n_vocab) { return 2 * (((size_t)n_vocab + 1
  * ------------------------------------------------------------------------------------------- */
 
 struct inf_kld_base_writer {
-    FILE *file;
-    char *path;
-    char *temp_path;
+    ggtk_atomic_file *out;
+    FILE *file;       /* out's stream */
+    const char *path; /* out's target */
     size_t row_words;
     int64_t rows_expected;
     int64_t rows_written;
 };
-
-/* Create "<path>.tmp.XXXXXX" (written into `temp`, `size` bytes) with O_EXCL and mode 0666, so that
- * the umask and the directory's default ACLs apply as to any new file (mkstemp makes it 0600).
- * The fd, or -1 with errno set. */
-static int create_temp(const char *path, char *temp, size_t size)
-{
-    for (unsigned attempt = 0; attempt < 100; attempt++) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        uint64_t bits = ((uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32) ^ attempt) *
-                        0x9E3779B97F4A7C15u;
-        snprintf(temp, size, "%s.tmp.%06llx", path, (unsigned long long)(bits >> 40));
-        int fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd >= 0 || errno != EEXIST)
-            return fd;
-    }
-    return -1;
-}
 
 inf_kld_base_writer *inf_kld_base_writer_open(const char *path, int32_t n_ctx, int32_t n_vocab,
                                               int32_t n_chunk, const inf_token *tokens,
@@ -62,37 +43,17 @@ inf_kld_base_writer *inf_kld_base_writer_open(const char *path, int32_t n_ctx, i
                        "n_chunk %d)", path, n_ctx, n_vocab, n_chunk);
         return NULL;
     }
-    /* The rename would replace a device node or a FIFO. */
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        ggtk_error_set(err, GGTK_ERR_PATH, GGTK_NO_OFFSET, "%s: exists and is not a regular file",
-                       path);
-        return NULL;
-    }
     inf_kld_base_writer *w = calloc(1, sizeof *w);
-    size_t path_len = strlen(path);
-    if (w) {
-        w->path = strdup(path);
-        w->temp_path = malloc(path_len + 16);
-    }
-    if (!w || !w->path || !w->temp_path) {
+    if (!w) {
         ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "%s: out of memory", path);
-        inf_kld_base_writer_close(w);
         return NULL;
     }
-    int fd = create_temp(path, w->temp_path, path_len + 16);
-    if (fd < 0 || !(w->file = fdopen(fd, "wb"))) {
-        ggtk_error_set(err, GGTK_ERR_IO, GGTK_NO_OFFSET, "%s: cannot create: %s", path,
-                       strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(w->temp_path);
-        }
-        free(w->temp_path);
-        w->temp_path = NULL;
-        inf_kld_base_writer_close(w);
+    if (!(w->out = ggtk_atomic_file_open(path, err))) {
+        free(w);
         return NULL;
     }
+    w->file = ggtk_atomic_file_stream(w->out);
+    w->path = ggtk_atomic_file_path(w->out);
     w->row_words = inf_logprob_row_words(n_vocab);
     w->rows_expected = (int64_t)n_chunk * rows_per_chunk(n_ctx);
     uint32_t ctx_u32 = (uint32_t)n_ctx;
@@ -127,31 +88,6 @@ ggtk_status inf_kld_base_writer_write(inf_kld_base_writer *w, const uint16_t *ro
     return GGTK_OK;
 }
 
-/* Make the rename durable. Filesystems that cannot sync a directory say EINVAL; that is fine. */
-static int sync_directory(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    char *directory = !slash ? strdup(".") : slash == path ? strdup("/")
-                                                           : strndup(path, (size_t)(slash - path));
-    int fd = directory ? open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-    int code = !directory ? ENOMEM : fd < 0 ? errno : 0;
-    free(directory);
-    if (fd >= 0) {
-        code = fsync(fd) == 0 || errno == EINVAL ? 0 : errno;
-        close(fd);
-    }
-    return code;
-}
-
-/* Flush, fsync and close the file; 0 or the errno of the first failure. */
-static int close_synced(FILE *f)
-{
-    int code = fflush(f) != 0 ? errno : fsync(fileno(f)) != 0 ? errno : 0;
-    if (fclose(f) != 0 && code == 0)
-        code = errno;
-    return code;
-}
-
 ggtk_status inf_kld_base_writer_finish(inf_kld_base_writer *w, ggtk_error *err)
 {
     if (w->rows_written != w->rows_expected) {
@@ -161,37 +97,23 @@ ggtk_status inf_kld_base_writer_finish(inf_kld_base_writer *w, ggtk_error *err)
         inf_kld_base_writer_close(w);
         return GGTK_ERR_USAGE;
     }
-    FILE *f = w->file;
-    w->file = NULL;
-    int code = close_synced(f);
-    if (code == 0 && rename(w->temp_path, w->path) != 0)
-        code = errno;
-    if (code == 0) {
-        free(w->temp_path);
-        w->temp_path = NULL;
-        code = sync_directory(w->path);
-    }
-    if (code != 0)
-        ggtk_error_set(err, GGTK_ERR_IO, GGTK_NO_OFFSET, "%s: cannot finish the file: %s",
-                       w->path, strerror(code));
+    ggtk_status status = ggtk_atomic_file_commit(w->out, err);
     inf_kld_base_writer_close(w);
-    return code == 0 ? GGTK_OK : GGTK_ERR_IO;
+    return status;
 }
 
 void inf_kld_base_writer_close(inf_kld_base_writer *w)
 {
     if (!w)
         return;
-    if (w->file)
-        fclose(w->file);
-    if (w->temp_path)
-        unlink(w->temp_path);
-    free(w->temp_path);
-    free(w->path);
+    ggtk_atomic_file_close(w->out);
     free(w);
 }
 
-const char *inf_kld_base_writer_temp_path(const inf_kld_base_writer *w) { return w->temp_path; }
+const char *inf_kld_base_writer_temp_path(const inf_kld_base_writer *w)
+{
+    return ggtk_atomic_file_temp_path(w->out);
+}
 
 /* ---------------------------------------------------------------------------------------------
  * Reading
