@@ -197,11 +197,11 @@ TEST(test_kld_base_writer_leaves_no_file_when_incomplete)
     CHECK(inf_kld_base_writer_finish(w, &err) == GGTK_ERR_USAGE);
     CHECK(strstr(err.message, "only 0 of 6 rows"));
     CHECK(access(path, F_OK) != 0);
-    CHECK(test_run(NULL, "ls '%s' | grep -q partial", test_tmpdir()) != 0);
+    CHECK(test_run(NULL, "ls -A '%s' | grep -q partial", test_tmpdir()) != 0);
     w = inf_kld_base_writer_open(path, 8, N_VOCAB, 2, tokens, &err);
     CHECK(w != NULL);
     inf_kld_base_writer_close(w);
-    CHECK(test_run(NULL, "ls '%s' | grep -q partial", test_tmpdir()) != 0);
+    CHECK(test_run(NULL, "ls -A '%s' | grep -q partial", test_tmpdir()) != 0);
 }
 
 /* Expect opening `path` to fail with `needle` in the message. */
