@@ -138,7 +138,7 @@ $(MODEL):
 FUZZ_SECONDS ?= 60
 FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_SRC_fuzz_text_file := tools/common/text_file.c
-FUZZ_SRC_fuzz_kld_base  := libinfer/src/eval/kld_file.c libinfer/src/eval/eval_error.c
+FUZZ_SRC_fuzz_kld_base  := libinfer/src/eval/kld_file.c
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(GGUF_SRC) $$(FUZZ_SRC_$$*)
 	@mkdir -p $(dir $@)
 	clang -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Ilibgguf/include \
