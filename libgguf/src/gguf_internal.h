@@ -10,10 +10,6 @@
 ggtk_status ggtk_fail(ggtk_error *err, ggtk_status status, const char *file, uint64_t offset,
                       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
-/* Length of the valid UTF-8 sequence starting at s (at most n > 0 bytes), or 0 when it is invalid
- * (overlong forms, surrogates and code points past U+10FFFF included). */
-size_t ggtk_utf8_sequence(const unsigned char *s, size_t n);
-
 /* `text` (NUL-terminated) escaped by ggtk_escape() into buf; when it does not fit, cut and ended
  * with "...". Returns buf, for quoting file text in a message. */
 const char *ggtk_escape_cut(char *buf, size_t size, const char *text);

@@ -99,3 +99,14 @@ TEST(test_value_format_cut_output_is_a_prefix_and_reports_the_needed_size)
     CHECK_MSG(strcmp(small, "[111, ") == 0, "%s", small);
     CHECK(ggtk_value_format(&array, NULL, 0, GGTK_FORMAT_ALL, 0) == needed);
 }
+
+TEST(test_utf8_sequence_accepts_valid_and_refuses_overlong_surrogate_and_cut)
+{
+    CHECK(ggtk_utf8_sequence((const unsigned char *)"a", 1) == 1);
+    CHECK(ggtk_utf8_sequence((const unsigned char *)"\xC3\xA9", 2) == 2);
+    CHECK(ggtk_utf8_sequence((const unsigned char *)"\xF0\x9F\x98\x80", 4) == 4);
+    CHECK(ggtk_utf8_sequence((const unsigned char *)"\xC0\xAF", 2) == 0);         /* overlong */
+    CHECK(ggtk_utf8_sequence((const unsigned char *)"\xED\xA0\x80", 3) == 0);     /* surrogate */
+    CHECK(ggtk_utf8_sequence((const unsigned char *)"\xF4\x90\x80\x80", 4) == 0); /* > U+10FFFF */
+    CHECK(ggtk_utf8_sequence((const unsigned char *)"\xE2\x82", 2) == 0);         /* cut */
+}

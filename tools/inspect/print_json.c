@@ -11,25 +11,6 @@
 
 enum { PREVIEW_ELEMENTS = GGTK_FORMAT_PREVIEW_ELEMENTS }; /* as in the text report */
 
-/* Length of the valid UTF-8 sequence starting at s (at most n bytes), or 0 when it is invalid
- * (overlong forms and surrogates included). */
-static size_t utf8_sequence(const unsigned char *s, size_t n)
-{
-    if (s[0] < 0x80)
-        return 1;
-    size_t len = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 ? 2 : 0;
-    if (s[0] >= 0xF5 || len == 0 || len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-    uint32_t cp = s[0] & (0x7F >> len);
-    for (size_t i = 1; i < len; i++)
-        cp = cp << 6 | (s[i] & 0x3F);
-    bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
-    return overlong || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF ? 0 : len;
-}
-
 /* JSON strings must be UTF-8; token strings in a vocabulary need not be, so invalid bytes are
  * replaced instead of failing the whole document. */
 json_t *inspect_json_string(const char *data, uint64_t len)
@@ -43,7 +24,7 @@ json_t *inspect_json_string(const char *data, uint64_t len)
     size_t out = 0;
     const unsigned char *s = (const unsigned char *)data;
     for (size_t i = 0; i < len;) {
-        size_t seq = utf8_sequence(s + i, (size_t)len - i);
+        size_t seq = ggtk_utf8_sequence(s + i, (size_t)len - i);
         if (seq == 0) {
             memcpy(clean + out, "\xEF\xBF\xBD", 3);
             out += 3;

@@ -181,6 +181,11 @@ typedef struct ggtk_value {
  * the text was cut; a cut falls between escapes and characters, never inside one.
  * ------------------------------------------------------------------------------------------- */
 
+/* Length of the valid UTF-8 sequence starting at `s` (at most `n` > 0 bytes), or 0 when it is
+ * invalid (overlong forms, surrogates and code points past U+10FFFF included): the test the
+ * escaping applies, for programs that must pass valid UTF-8 on (JSON). */
+GGTK_API size_t ggtk_utf8_sequence(const unsigned char *s, size_t n);
+
 /* `len` bytes at `text` escaped as above into `buf`. */
 GGTK_API size_t ggtk_escape(const char *text, size_t len, char *buf, size_t size);
 
