@@ -10,11 +10,15 @@
  * ggtk_writer_new_from_file(), ggtk_writer_free()); results a call fills into a caller's struct
  * are released with *_free() (ggtk_diff_free()). Every release function accepts NULL.
  *
+ * Errors: see <ggtk/error.h>. Reader failures carry the byte offset of the field at fault and a
+ * message naming the file and the field (docs/gguf.md lists every rule); writer failures name the
+ * path. Typed getters and writer setters return the status alone.
+ *
  * Thread-safety: a ggtk_file is immutable after ggtk_open*() returns and may be read from many
  * threads at once. A ggtk_writer must be used from one thread at a time.
  */
-#ifndef GGTK_H
-#define GGTK_H
+#ifndef GGTK_GGUF_H
+#define GGTK_GGUF_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -402,4 +406,4 @@ GGTK_API ggtk_status ggtk_writer_write_from(ggtk_writer *writer, const char *pat
 }
 #endif
 
-#endif /* GGTK_H */
+#endif /* GGTK_GGUF_H */

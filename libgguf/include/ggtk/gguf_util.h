@@ -6,9 +6,11 @@
  * data need a file opened with GGTK_OPEN_MMAP or GGTK_OPEN_READ and return GGTK_ERR_USAGE for one
  * opened with GGTK_OPEN_METADATA. All functions are safe to call from several threads at once on
  * the same file; the hashing functions use OpenMP threads internally.
+ *
+ * Errors: see <ggtk/error.h>; a failure names the file and the tensor or key concerned.
  */
-#ifndef GGTK_UTIL_H
-#define GGTK_UTIL_H
+#ifndef GGTK_GGUF_UTIL_H
+#define GGTK_GGUF_UTIL_H
 
 #include <ggtk/gguf.h>
 
@@ -167,4 +169,4 @@ GGTK_API ggtk_status ggtk_check_contents(const ggtk_file *file, ggtk_error *err)
 }
 #endif
 
-#endif /* GGTK_UTIL_H */
+#endif /* GGTK_GGUF_UTIL_H */
