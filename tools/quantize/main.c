@@ -32,17 +32,14 @@ static void track_temp_file(const char *temp_path, void *user)
 static int check_paths(const tool_args *args)
 {
     struct stat st;
-    if (stat(args->input, &st) == 0 && !S_ISREG(st.st_mode)) {
-        fprintf(stderr, "gguf-quantize: error: IN %s: not a regular file (the input is mapped "
-                "into memory)\n", args->input);
-        return EXIT_FAILED;
-    }
-    tool_path in = {"IN", args->input}, out = {"OUT", args->output};
     ggtk_error err;
-    if (output_paths_check(&in, 1, &out, 1, &err) == GGTK_OK)
+    if (stat(args->input, &st) == 0 && !S_ISREG(st.st_mode))
+        ggtk_error_set(&err, GGTK_ERR_PATH, GGTK_NO_OFFSET,
+                       "IN %s: not a regular file (the input is mapped into memory)", args->input);
+    else if (output_paths_check(&(tool_path){"IN", args->input}, 1,
+                                &(tool_path){"OUT", args->output}, 1, &err) == GGTK_OK)
         return 0;
-    fprintf(stderr, "gguf-quantize: error: %s\n", err.message);
-    return EXIT_FAILED;
+    return fail(&err);
 }
 
 static int run_plan(inf_quantize_plan *plan, const tool_args *args)
