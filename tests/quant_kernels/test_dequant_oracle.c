@@ -91,3 +91,13 @@ TEST(test_dequantizers_match_gguf_py_on_random_blocks)
     free(lines);
     free(report);
 }
+
+/* The IQ lookup tables are gguf-py's, expanded by their generator and not edited since. */
+TEST(test_iq_grids_match_their_generator)
+{
+    char *output = NULL;
+    int status = test_run(&output, "python3 scripts/gen_iq_grids.py --check "
+                                   "libinfer/src/engine/quant_kernels/iq_grids.c");
+    CHECK_MSG(status == 0, "%s", output ? output : "");
+    free(output);
+}
