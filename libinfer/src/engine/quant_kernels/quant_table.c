@@ -43,16 +43,16 @@ static const inf_quant_kernels avx512_kernels[GGTK_TENSOR_TYPE_COUNT] = LEVEL_TA
 #endif
 
 #if defined(__ARM_NEON) && defined(__aarch64__)
-/* NEON kernels exist for F16, BF16, Q4_0 and Q8_0 so far; the other types run their scalar
- * kernels. */
+/* NEON kernels exist for F16, BF16, Q4_0, Q8_0 and the Q4_K/Q6_K dequantizers so far; the other
+ * types run their scalar kernels. */
 static const inf_quant_kernels neon_kernels[GGTK_TENSOR_TYPE_COUNT] = {
     KERNELS(F32, inf_f32_to_float_copy, inf_f32_from_float_copy),
     LEVEL_ROW(F16, f16, neon),     LEVEL_ROW(BF16, bf16, neon),
     LEVEL_ROW(Q4_0, q4_0, neon),   LEVEL_ROW(Q4_1, q4_1, scalar),
     LEVEL_ROW(Q5_0, q5_0, scalar), LEVEL_ROW(Q5_1, q5_1, scalar),
     LEVEL_ROW(Q8_0, q8_0, neon),   LEVEL_ROW(Q8_1, q8_1, scalar),
-    DEQUANT_ROW(Q4_K, q4_K, scalar), DEQUANT_ROW(Q5_K, q5_K, scalar),
-    DEQUANT_ROW(Q6_K, q6_K, scalar), DEQUANT_SCALAR_ROWS,
+    DEQUANT_ROW(Q4_K, q4_K, neon),   DEQUANT_ROW(Q5_K, q5_K, scalar),
+    DEQUANT_ROW(Q6_K, q6_K, neon),   DEQUANT_SCALAR_ROWS,
 };
 #endif
 
