@@ -254,7 +254,8 @@ int main(void)
     bad |= check_float_type("bf16", inf_bf16_from_float_scalar, inf_bf16_from_float_neon,
                             inf_bf16_to_float_scalar, inf_bf16_to_float_neon);
     /* The dispatch table must hand out the NEON kernels at the NEON level. */
-    if (inf_quant_kernels_at(GGTK_TENSOR_Q8_0, INF_SIMD_NEON)->from_float != inf_q8_0_from_float_neon ||
+    if (inf_quant_kernels_at(GGTK_TENSOR_Q8_0, INF_SIMD_NEON)->from_float !=
+            inf_q8_0_from_float_neon ||
         inf_quant_kernels_at(GGTK_TENSOR_Q4_0, INF_SIMD_AVX2)->to_float != inf_q4_0_to_float_neon ||
         inf_quant_kernels_at(GGTK_TENSOR_Q4_K, INF_SIMD_NEON)->to_float != inf_q4_K_to_float_neon ||
         inf_quant_kernels_at(GGTK_TENSOR_Q6_K, INF_SIMD_NEON)->to_float != inf_q6_K_to_float_neon) {

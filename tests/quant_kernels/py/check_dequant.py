@@ -68,7 +68,8 @@ def main():
         bad = np.flatnonzero(want.view(np.uint32) != ours.view(np.uint32))
         if bad.size:
             i = bad[0]
-            print(f"{name}: {bad.size} elements differ, first {i}: ours {ours[i]!r}, gguf-py {want[i]!r}")
+            print(f"{name}: {bad.size} elements differ, first {i}: "
+                  f"ours {ours[i]!r}, gguf-py {want[i]!r}")
             failed = True
             continue
         print(f"{name}: {blocks.shape[0]} blocks identical")

@@ -46,7 +46,8 @@ def main():
         print(f"{ours.size} floats given, {at} described")
         failed = True
     for type_name in sorted(tensors):
-        print(f"{type_name}: {tensors[type_name]} tensors, {rows_checked[type_name]} rows identical")
+        print(f"{type_name}: {tensors[type_name]} tensors, "
+              f"{rows_checked[type_name]} rows identical")
     return 1 if failed else 0
 
 

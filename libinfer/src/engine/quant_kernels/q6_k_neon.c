@@ -26,7 +26,8 @@ void inf_q6_K_to_float_neon(const void *src, float *dst, int64_t n)
                     default: high = vshrq_n_u8(high, 6); break;
                     }
                     high = vshlq_n_u8(vandq_u8(high, vdupq_n_u8(3)), 4);
-                    int8x16_t q = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(low, high)), vdupq_n_s8(32));
+                    int8x16_t q = vreinterpretq_s8_u8(vorrq_u8(low, high));
+                    q = vsubq_s8(q, vdupq_n_s8(32));
                     quant_neon_scale_16(q, d * (float)scales[2 * k + i], dst);
                 }
         }
