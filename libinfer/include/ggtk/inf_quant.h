@@ -43,8 +43,8 @@
  *
  * Every kernel exists as portable scalar C (the reference) and, on x86-64, AVX2 and AVX-512
  * versions (on arm64, NEON for some types) that produce identical bytes/floats; of the
- * dequantize-only types, Q4_K, Q5_K and Q6_K have SIMD versions, the others use their scalar
- * kernel at every level. The version used follows inf_simd_active() (see inf_simd.h) at the
+ * dequantize-only types, the K-quants have AVX2 and AVX-512 versions (NEON: Q4_K and Q6_K), the
+ * others use their scalar kernel at every level. The version used follows inf_simd_active() (see inf_simd.h) at the
  * moment of each call.
  *
  * Non-finite inputs: F16/BF16 conversions follow ggml (a NaN stays a quiet NaN of the same
