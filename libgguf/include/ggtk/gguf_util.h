@@ -62,6 +62,7 @@ typedef enum ggtk_file_type {
     GGTK_FILE_TYPE_NVFP4 = 39,
     GGTK_FILE_TYPE_Q1_0 = 40,
     GGTK_FILE_TYPE_Q2_0 = 41,
+    GGTK_FILE_TYPE_COUNT = 42, /* one past the highest code */
 } ggtk_file_type;
 
 /* One llama.cpp file type: the value general.file_type holds, as numbered by llama.cpp's
