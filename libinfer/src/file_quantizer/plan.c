@@ -135,11 +135,11 @@ static ggtk_status fallback_warnings(inf_quantize_plan *plan, ggtk_error *err)
             count += same_fallback(&plan->tensors[j], first);
         status = add_warning(plan, err,
                              "rows of %llu elements do not split into %s blocks of %u: %lld "
-                             "tensor%s fall back to %s (%s%s)",
+                             "tensor%s back to %s (%s%s)",
                              (unsigned long long)first->info->ne[0],
                              quantize_type_name(first->wanted_type),
                              ggtk_tensor_type_info_get(first->wanted_type)->block_size,
-                             (long long)count, count == 1 ? "" : "s",
+                             (long long)count, count == 1 ? " falls" : "s fall",
                              quantize_type_name(first->new_type), first->info->name,
                              count == 1 ? "" : ", ...");
     }
