@@ -122,7 +122,7 @@ TEST(test_cli_dry_run_shows_k_mix_rules_fallbacks_and_bits_per_weight)
     CHECK(strstr(out, "file type: Q4_K_M (general.file_type 15)"));
     CHECK(support_dir_entries(dir) == 1);
     rc = QUANTIZE(&out, dir, "%s", "--dry-run --no-fallback in.gguf q4_k_m");
-    CHECK_MSG(rc == 2 && strstr(out, "tensor 'blk.0.attn_q.weight': rows of 64 elements do not "
+    CHECK_MSG(rc == 2 && strstr(out, "tensor 'token_embd.weight': rows of 64 elements do not "
                                      "split into q4_K blocks of 256") &&
                   strstr(out, "--no-fallback"),
               "%s", out);
