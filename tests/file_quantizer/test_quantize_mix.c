@@ -188,8 +188,11 @@ TEST(test_mix_plans_match_llama_quantize_run_on_smollm2_f32)
     CHECK_MSG(plan && inf_quantize_run(plan, f32, NULL, NULL, &err) == GGTK_OK, "%s",
               err.message);
     inf_quantize_plan_free(plan);
-    for (size_t m = 0; m < sizeof smollm2_golden / sizeof smollm2_golden[0]; m++) {
-        const char *mix = smollm2_golden[m].mix;
+    /* Every K mix, and the simple file types in llama-quantize's default (not pure) mode. */
+    static const char *const simple[] = {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0"};
+    size_t n_golden = sizeof smollm2_golden / sizeof smollm2_golden[0];
+    for (size_t m = 0; m < n_golden + sizeof simple / sizeof simple[0]; m++) {
+        const char *mix = m < n_golden ? smollm2_golden[m].mix : simple[m - n_golden];
         CHECK(run_llama_quantize(ref_bin, f32, out, mix) == 0);
         compare_with_llama_output(f32, out, mix);
         unlink(out);
