@@ -13,12 +13,12 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Plan and run `input` -> `output` as `type` (pure) with `threads`; returns the status. */
-static ggtk_status quantize(const char *input, const char *output, ggtk_tensor_type type,
+/* Plan and run `input` -> `output` as `file_type` (pure) with `threads`; returns the status. */
+static ggtk_status quantize(const char *input, const char *output, ggtk_file_type file_type,
                                     int threads, inf_quantize_tensor_stats *stats,
                                     ggtk_error *err)
 {
-    inf_quantize_options o = inf_quantize_options_default(type);
+    inf_quantize_options o = inf_quantize_options_default(file_type);
     o.pure = true;
     o.n_threads = threads;
     inf_quantize_plan *plan = inf_quantize_plan_new(input, &o, err);
@@ -40,7 +40,7 @@ TEST(test_run_writes_the_planned_types_and_size)
     const char *dir = support_make_dir("run_planned");
     char *in = path_in(dir, "in.gguf"), *out = path_in(dir, "out.gguf");
     CHECK(fixture_write(in, &(fixture_options){.alignment = 64}));
-    inf_quantize_options o = inf_quantize_options_default(GGTK_TENSOR_Q4_1);
+    inf_quantize_options o = inf_quantize_options_default(GGTK_FILE_TYPE_Q4_1);
     ggtk_error err;
     inf_quantize_plan *plan = inf_quantize_plan_new(in, &o, &err);
     CHECK_MSG(plan, "%s", err.message);
@@ -74,8 +74,8 @@ TEST(test_run_output_bytes_do_not_depend_on_thread_count)
     char *three = path_in(dir, "three.gguf");
     CHECK(fixture_write(in, &(fixture_options){0}));
     ggtk_error err;
-    CHECK(quantize(in, one, GGTK_TENSOR_Q5_1, 1, NULL, &err) == GGTK_OK);
-    CHECK(quantize(in, three, GGTK_TENSOR_Q5_1, 3, NULL, &err) == GGTK_OK);
+    CHECK(quantize(in, one, GGTK_FILE_TYPE_Q5_1, 1, NULL, &err) == GGTK_OK);
+    CHECK(quantize(in, three, GGTK_FILE_TYPE_Q5_1, 3, NULL, &err) == GGTK_OK);
     CHECK(support_same_bytes(one, three));
 }
 
@@ -84,8 +84,9 @@ TEST(test_run_relative_rmse_orders_the_types)
     const char *dir = support_make_dir("run_rmse");
     char *in = path_in(dir, "in.gguf"), *out = path_in(dir, "out.gguf");
     CHECK(fixture_write(in, &(fixture_options){0}));
-    static const ggtk_tensor_type order[] = {GGTK_TENSOR_F32, GGTK_TENSOR_F16, GGTK_TENSOR_Q8_0,
-                                             GGTK_TENSOR_Q5_1, GGTK_TENSOR_Q4_0};
+    static const ggtk_file_type order[] = {GGTK_FILE_TYPE_F32, GGTK_FILE_TYPE_F16,
+                                           GGTK_FILE_TYPE_Q8_0, GGTK_FILE_TYPE_Q5_1,
+                                           GGTK_FILE_TYPE_Q4_0};
     double previous = -1.0;
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
         inf_quantize_tensor_stats stats[16];
@@ -98,13 +99,13 @@ TEST(test_run_relative_rmse_orders_the_types)
         CHECK_MSG(q->rel_rmse > previous && q->rel_rmse < 0.2, "type %d: %g after %g",
                   (int)order[k], q->rel_rmse, previous);
         CHECK(fabs(q->rel_rmse - q->rmse / q->rms) < 1e-12);
-        previous = order[k] == GGTK_TENSOR_F32 ? 0.0 : q->rel_rmse;
-        CHECK(order[k] != GGTK_TENSOR_F32 || q->rmse == 0.0);
+        previous = order[k] == GGTK_FILE_TYPE_F32 ? 0.0 : q->rel_rmse;
+        CHECK(order[k] != GGTK_FILE_TYPE_F32 || q->rmse == 0.0);
     }
 }
 
 /* A poisoned input must fail naming tensor and row, create nothing, and keep an old output. */
-static void check_poison_refused(const char *dir_name, float poison, ggtk_tensor_type type,
+static void check_poison_refused(const char *dir_name, float poison, ggtk_file_type type,
                                  const char *expect)
 {
     const char *dir = support_make_dir(dir_name);
@@ -127,17 +128,17 @@ static void check_poison_refused(const char *dir_name, float poison, ggtk_tensor
 
 TEST(test_run_refuses_nan_input_naming_tensor_and_row)
 {
-    check_poison_refused("run_nan", NAN, GGTK_TENSOR_Q8_0, "NaN");
+    check_poison_refused("run_nan", NAN, GGTK_FILE_TYPE_Q8_0, "NaN");
 }
 
 TEST(test_run_refuses_inf_input)
 {
-    check_poison_refused("run_inf", INFINITY, GGTK_TENSOR_Q4_0, "column 3 holds Inf");
+    check_poison_refused("run_inf", INFINITY, GGTK_FILE_TYPE_Q4_0, "column 3 holds Inf");
 }
 
 TEST(test_run_refuses_values_out_of_the_target_range)
 {
-    check_poison_refused("run_range", 1e6f, GGTK_TENSOR_F16, "out of the range of f16");
+    check_poison_refused("run_range", 1e6f, GGTK_FILE_TYPE_F16, "out of the range of f16");
 }
 
 TEST(test_run_refuses_nan_even_in_tensors_it_copies)
@@ -148,7 +149,7 @@ TEST(test_run_refuses_nan_even_in_tensors_it_copies)
                          .poison = NAN};
     CHECK(fixture_write(in, &f));
     ggtk_error err;
-    CHECK(quantize(in, out, GGTK_TENSOR_Q8_0, 1, NULL, &err) == GGTK_ERR_NONFINITE);
+    CHECK(quantize(in, out, GGTK_FILE_TYPE_Q8_0, 1, NULL, &err) == GGTK_ERR_NONFINITE);
     CHECK(strstr(err.message, "blk.0.ffn_gate_inp.weight' row 2"));
     CHECK(access(out, F_OK) != 0 && support_dir_entries(dir) == 1);
 }
@@ -166,7 +167,7 @@ TEST(test_check_paths_refuses_same_path_hard_link_and_symlink)
     CHECK(strstr(err.message, "same inode"));
     CHECK(inf_quantize_check_paths(in, soft, &err) == GGTK_ERR_PATH);
     CHECK(inf_quantize_check_paths(in, other, &err) == GGTK_OK);
-    CHECK(quantize(in, hard, GGTK_TENSOR_Q8_0, 1, NULL, &err) == GGTK_ERR_PATH);
+    CHECK(quantize(in, hard, GGTK_FILE_TYPE_Q8_0, 1, NULL, &err) == GGTK_ERR_PATH);
     CHECK(support_same_bytes(in, hard));
 }
 
@@ -200,7 +201,7 @@ TEST(test_run_reports_temp_file_and_progress)
     const char *dir = support_make_dir("run_progress");
     char *in = path_in(dir, "in.gguf"), *out = path_in(dir, "out.gguf");
     CHECK(fixture_write(in, &(fixture_options){0}));
-    inf_quantize_options o = inf_quantize_options_default(GGTK_TENSOR_Q8_0);
+    inf_quantize_options o = inf_quantize_options_default(GGTK_FILE_TYPE_Q8_0);
     ggtk_error err;
     inf_quantize_plan *plan = inf_quantize_plan_new(in, &o, &err);
     CHECK(plan);
@@ -227,9 +228,9 @@ TEST(test_run_reads_unaligned_f32_data)
     ggtk_close(f);
     inf_quantize_tensor_stats s1[16], s32[16];
     ggtk_error err;
-    CHECK_MSG(quantize(in1, out1, GGTK_TENSOR_Q8_0, 2, s1, &err) == GGTK_OK, "%s",
+    CHECK_MSG(quantize(in1, out1, GGTK_FILE_TYPE_Q8_0, 2, s1, &err) == GGTK_OK, "%s",
               err.message);
-    CHECK(quantize(in32, out32, GGTK_TENSOR_Q8_0, 2, s32, &err) == GGTK_OK);
+    CHECK(quantize(in32, out32, GGTK_FILE_TYPE_Q8_0, 2, s32, &err) == GGTK_OK);
     ggtk_file *a = ggtk_open(out1, GGTK_OPEN_MMAP, NULL), *b = ggtk_open(out32, GGTK_OPEN_MMAP, NULL);
     CHECK(a && b && ggtk_tensor_count(a) == ggtk_tensor_count(b));
     for (int64_t i = 0; i < ggtk_tensor_count(a); i++) {
@@ -251,10 +252,32 @@ TEST(test_run_accepts_huge_finite_values_a_type_can_hold)
     CHECK(fixture_write(in, &f));
     inf_quantize_tensor_stats stats[16];
     ggtk_error err;
-    CHECK_MSG(quantize(in, out, GGTK_TENSOR_BF16, 2, stats, &err) == GGTK_OK, "%s",
+    CHECK_MSG(quantize(in, out, GGTK_FILE_TYPE_BF16, 2, stats, &err) == GGTK_OK, "%s",
               err.message);
     CHECK(isfinite(stats[5].rms) && stats[5].rms > 1e26 && isfinite(stats[5].rel_rmse));
     unlink(out);
-    CHECK(quantize(in, out, GGTK_TENSOR_Q8_0, 2, NULL, &err) == GGTK_ERR_NONFINITE);
+    CHECK(quantize(in, out, GGTK_FILE_TYPE_Q8_0, 2, NULL, &err) == GGTK_ERR_NONFINITE);
     CHECK_MSG(strstr(err.message, "row 9: values out of the range of q8_0"), "%s", err.message);
+}
+
+TEST(test_run_refuses_a_plan_naming_a_type_no_kernel_writes)
+{
+    /* Plans are made for every type llama.cpp stores (a dry run shows them); the run checks the
+     * kernels. IQ4_NL is read but not written by this build. */
+    if (inf_type_can_quantize(GGTK_TENSOR_IQ4_NL))
+        SKIP("this build writes iq4_nl");
+    const char *dir = support_make_dir("run_unwritable");
+    char *in = path_in(dir, "in.gguf"), *out = path_in(dir, "out.gguf");
+    CHECK(fixture_write(in, &(fixture_options){0}));
+    inf_quantize_options o = inf_quantize_options_default(GGTK_FILE_TYPE_Q8_0);
+    o.output_type = GGTK_TENSOR_IQ4_NL;
+    ggtk_error err;
+    inf_quantize_plan *plan = inf_quantize_plan_new(in, &o, &err);
+    CHECK_MSG(plan, "%s", err.message);
+    CHECK(plan->n_warnings == 2 && strstr(plan->warnings[1], "no kernel of this build writes iq4_nl"));
+    CHECK(inf_quantize_run(plan, out, NULL, NULL, &err) == GGTK_ERR_UNSUPPORTED);
+    CHECK_MSG(strstr(err.message, "output.weight") && strstr(err.message, "iq4_nl"), "%s",
+              err.message);
+    CHECK(access(out, F_OK) != 0 && support_dir_entries(dir) == 1);
+    inf_quantize_plan_free(plan);
 }

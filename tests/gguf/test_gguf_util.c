@@ -17,6 +17,20 @@ TEST(test_file_type_table_follows_llama_cpp_numbering)
     CHECK(strcmp(ggtk_file_type_info_get(41)->name, "MOSTLY_Q2_0") == 0);
 }
 
+TEST(test_file_type_table_names_llama_quantize_main_tensor_type)
+{
+    CHECK(ggtk_file_type_info_get(GGTK_FILE_TYPE_Q4_K_S)->tensor_type == GGTK_TENSOR_Q4_K);
+    CHECK(ggtk_file_type_info_get(GGTK_FILE_TYPE_Q3_K_L)->tensor_type == GGTK_TENSOR_Q3_K);
+    CHECK(ggtk_file_type_info_get(GGTK_FILE_TYPE_Q2_K_S)->tensor_type == GGTK_TENSOR_Q2_K);
+    CHECK(ggtk_file_type_info_get(GGTK_FILE_TYPE_IQ2_S)->tensor_type == GGTK_TENSOR_IQ2_XS);
+    CHECK(ggtk_file_type_info_get(GGTK_FILE_TYPE_F32)->tensor_type == GGTK_TENSOR_F32);
+    CHECK(ggtk_file_type_info_get(GGTK_FILE_TYPE_NVFP4)->tensor_type == -1);
+    for (uint32_t code = 0; code < GGTK_FILE_TYPE_COUNT + 8; code++) {
+        const ggtk_file_type_info *info = ggtk_file_type_info_get(code);
+        CHECK_MSG(!info || (info->code == code && code < GGTK_FILE_TYPE_COUNT), "code %u", code);
+    }
+}
+
 TEST(test_file_type_table_has_no_retired_codes)
 {
     static const uint32_t retired[] = {4, 5, 6, 33, 34, 35, 42, 1024, UINT32_MAX};

@@ -101,8 +101,9 @@ TEST(test_params_default_functions_return_the_documented_defaults)
     CHECK(sp.kv_type == GGTK_TENSOR_F16);
     inf_perplexity_params pp = inf_perplexity_params_default();
     CHECK(pp.n_ctx == 512 && pp.n_chunks == 0 && !pp.kld_base_out && !pp.kld_base_in);
-    inf_quantize_options qo = inf_quantize_options_default(GGTK_TENSOR_Q4_0);
-    CHECK(qo.type == GGTK_TENSOR_Q4_0 && !qo.pure && qo.output_type == -1 && qo.embd_type == -1);
+    inf_quantize_options qo = inf_quantize_options_default(GGTK_FILE_TYPE_Q4_K_M);
+    CHECK(qo.file_type == GGTK_FILE_TYPE_Q4_K_M && !qo.pure && !qo.no_fallback);
+    CHECK(qo.output_type == -1 && qo.embd_type == -1);
     CHECK(!qo.tensor_rules && qo.n_tensor_rules == 0 && !qo.allow_requantize);
     CHECK(qo.n_threads == 0);
 }

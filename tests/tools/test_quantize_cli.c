@@ -49,7 +49,9 @@ TEST(test_cli_default_run_prints_table_and_totals)
     CHECK(strstr(out, "output.weight") && strstr(out, "f32 -> q8_0"));
     CHECK(strstr(out, "blk.0.attn_norm.weight") && strstr(out, "copied"));
     CHECK(strstr(out, "bits per weight") && strstr(out, "MB/s"));
-    CHECK(strstr(out, "warning: tensor blk.0.odd.weight")); /* the f16 fallback */
+    CHECK_MSG(strstr(out, "warning: rows of 48 elements do not split into q4_0 blocks of 32: 1 "
+                      "tensor falls back to f16 (blk.0.odd.weight)"),
+              "%s", out);
     CHECK(type_in(dir, "out.gguf", "blk.0.attn_q.weight") == GGTK_TENSOR_Q4_0);
     CHECK(type_in(dir, "out.gguf", "output.weight") == GGTK_TENSOR_Q8_0);
     CHECK(type_in(dir, "out.gguf", "blk.0.odd.weight") == GGTK_TENSOR_F16);
@@ -62,10 +64,10 @@ TEST(test_cli_every_file_type_sets_llama_ftype)
         const char *name;
         int type;
         int64_t ftype;
-    } cases[] = {{"f32", GGTK_TENSOR_F32, 0},   {"f16", GGTK_TENSOR_F16, 1},
-                 {"bf16", GGTK_TENSOR_BF16, 32}, {"q4_0", GGTK_TENSOR_Q4_0, 2},
+    } cases[] = {{"f32", GGTK_TENSOR_F32, 0},   {"F16", GGTK_TENSOR_F16, 1},
+                 {"bf16", GGTK_TENSOR_BF16, 32}, {"Q4_0", GGTK_TENSOR_Q4_0, 2},
                  {"q4_1", GGTK_TENSOR_Q4_1, 3},  {"q5_0", GGTK_TENSOR_Q5_0, 8},
-                 {"q5_1", GGTK_TENSOR_Q5_1, 9},  {"q8_0", GGTK_TENSOR_Q8_0, 7}};
+                 {"9", GGTK_TENSOR_Q5_1, 9},     {"q8_0", GGTK_TENSOR_Q8_0, 7}};
     const char *dir = fixture_dir("cli_types", &(fixture_options){0});
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *out = NULL;
@@ -103,6 +105,30 @@ TEST(test_cli_pure_output_embd_and_tensor_type_options)
     free(out);
 }
 
+TEST(test_cli_dry_run_shows_k_mix_rules_fallbacks_and_bits_per_weight)
+{
+    /* Planned whether or not this build writes K types. */
+    const char *dir = fixture_dir("cli_dry_k", &(fixture_options){0});
+    char *out = NULL;
+    int rc = QUANTIZE(&out, dir, "%s", "--dry-run in.gguf Q4_K_M");
+    CHECK_MSG(rc == 0, "%s", out);
+    /* ffn_down (96-element rows, layer 0 of 0: use_more_bits) wants q6_K, falls back to q8_0. */
+    CHECK_MSG(strstr(out, "f32 -> q8_0") && strstr(out, "ffn_down: use_more_bits; fallback: "
+                                                          "96-element rows are not whole q6_K"),
+              "%s", out);
+    CHECK(strstr(out, "attn_q.weight") && strstr(out, "f32 -> q5_0") && strstr(out, "  5.50  "));
+    CHECK(strstr(out, "output: rows not whole blocks, q8_0"));
+    CHECK(strstr(out, "48-element rows are not whole q4_K blocks") && strstr(out, "f32 -> f16"));
+    CHECK(strstr(out, "file type: Q4_K_M (general.file_type 15)"));
+    CHECK(support_dir_entries(dir) == 1);
+    rc = QUANTIZE(&out, dir, "%s", "--dry-run --no-fallback in.gguf q4_k_m");
+    CHECK_MSG(rc == 2 && strstr(out, "tensor 'token_embd.weight': rows of 64 elements do not "
+                                     "split into q4_K blocks of 256") &&
+                  strstr(out, "--no-fallback"),
+              "%s", out);
+    free(out);
+}
+
 TEST(test_cli_dry_run_prints_the_plan_and_writes_nothing)
 {
     const char *dir = fixture_dir("cli_dry", &(fixture_options){0});
@@ -136,7 +162,7 @@ TEST(test_cli_quiet_prints_only_warnings)
     const char *dir = fixture_dir("cli_quiet", &(fixture_options){0});
     char *out = NULL;
     CHECK(QUANTIZE(&out, dir, "%s", "-q --pure in.gguf out.gguf q8_0") == 0);
-    static const char expected[] = "gguf-quantize: warning: tensor blk.0.odd.weight";
+    static const char expected[] = "gguf-quantize: warning: rows of 48 elements";
     CHECK_MSG(strncmp(out, expected, sizeof expected - 1) == 0 &&
                   strchr(out, '\n') == out + strlen(out) - 1,
               "%s", out);
@@ -178,15 +204,17 @@ TEST(test_cli_refuses_bad_types_and_options_with_usage_status)
     const char *dir = fixture_dir("cli_usage", &(fixture_options){0});
     char *out = NULL;
     CHECK(QUANTIZE(&out, dir, "%s", "in.gguf out.gguf q4_7") == 2);
-    CHECK(strstr(out, "unknown or unsupported type 'q4_7'") && strstr(out, "q8_0"));
+    CHECK(strstr(out, "unknown file type 'q4_7'") && strstr(out, "Q4_K_M"));
     CHECK(QUANTIZE(&out, dir, "%s", "in.gguf out.gguf q8_1") == 2); /* no llama.cpp ftype */
+    CHECK(QUANTIZE(&out, dir, "%s", "in.gguf out.gguf iq2_xs") == 2); /* rules not ported */
+    CHECK(strstr(out, "unsupported file type 'iq2_xs'"));
     CHECK(QUANTIZE(&out, dir, "%s", "in.gguf out.gguf q4_0 --tensor-type attn_q") == 2);
     CHECK(strstr(out, "PATTERN=TYPE"));
     CHECK(QUANTIZE(&out, dir, "%s", "in.gguf out.gguf q4_0 --tensor-type 'a(b=q8_0'") == 2);
     CHECK(strstr(out, "regular expression"));
-    CHECK(QUANTIZE(&out, dir, "%s", "in.gguf out.gguf q4_0 --output-type q6_k") == 2);
+    CHECK(QUANTIZE(&out, dir, "%s", "in.gguf out.gguf q4_0 --output-type i32") == 2);
     CHECK(QUANTIZE(&out, dir, "%s", "in.gguf out.gguf q4_0 --embd-type q8_1") == 2);
-    CHECK(strstr(out, "unsupported type 'q8_1'") && strstr(out, "bf16"));
+    CHECK(strstr(out, "unsupported tensor type 'q8_1'") && strstr(out, "bf16"));
     CHECK(QUANTIZE(&out, dir, "%s", "in.gguf out.gguf q4_0 -t 0") == 2);
     CHECK(QUANTIZE(&out, dir, "%s", "in.gguf out.gguf q4_0 --bogus") == 2);
     CHECK(QUANTIZE(&out, dir, "%s", "in.gguf q4_0") == 2);

@@ -11,27 +11,32 @@ static const char usage_text[] =
     "usage: gguf-quantize [options] IN OUT TYPE\n"
     "       gguf-quantize --dry-run [options] IN [OUT] TYPE\n"
     "\n"
-    "Convert the GGUF model IN to TYPE and write OUT (through a temporary file renamed at the\n"
-    "end). TYPE: f32 f16 bf16 q4_0 q4_1 q5_0 q5_1 q8_0. As llama-quantize does, 1-D tensors and\n"
-    "norms keep their type, weight matrices get TYPE, and (unless --pure) output.weight, or\n"
-    "token_embd.weight when the model ties them, gets Q8_0 (llama.cpp uses Q6_K there).\n"
+    "Convert the GGUF model IN to the file type TYPE and write OUT (through a temporary file\n"
+    "renamed at the end). TYPE is llama-quantize's name, in any case, or its number: F32 F16 BF16\n"
+    "Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K_S Q3_K_M Q3_K_L Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q6_K (Q3_K,\n"
+    "Q4_K, Q5_K: the _M mixes). As llama-quantize does, 1-D tensors and norms keep their type,\n"
+    "weight matrices get TYPE's tensor type and (unless --pure) the mix's per-tensor choices:\n"
+    "output.weight Q6_K (Q8_0 when rows are not whole blocks), attn_v/ffn_down bumps by layer, ...\n"
+    "Rows that do not split into a type's blocks fall back to a type that fits (see --dry-run).\n"
     "\n"
     "options:\n"
-    "  --pure                    every weight matrix gets TYPE\n"
+    "  --pure                    every weight matrix gets TYPE's tensor type\n"
     "  --output-type T           type of output.weight (alias --output-tensor-type)\n"
     "  --embd-type T             type of token_embd.weight (alias --token-embedding-type)\n"
     "  --tensor-type PATTERN=T   tensors whose name matches the regular expression PATTERN\n"
     "                            (POSIX extended, searched in the name, case ignored) get T;\n"
     "                            repeatable, the first match wins; quantized TYPEs only\n"
+    "  --no-fallback             fail, naming the tensor, when its rows do not fit the type\n"
+    "                            chosen for it, instead of falling back to another type\n"
     "  --allow-requantize        convert tensors that are already quantized (lower quality)\n"
-    "  --dry-run                 print the plan and the resulting size, write nothing\n"
+    "  --dry-run                 print the plan (types, fallbacks, bits per weight), write nothing\n"
     "  -t, --threads N           threads (default: all cores)\n"
     "  -q, --quiet               no progress bar and no table, only warnings and errors\n"
     "  -h, --help                this help\n";
 
 enum option_id {
-    OPT_PURE, OPT_OUTPUT_TYPE, OPT_EMBD_TYPE, OPT_TENSOR_TYPE, OPT_ALLOW_REQUANTIZE, OPT_DRY_RUN,
-    OPT_THREADS, OPT_QUIET, OPT_HELP
+    OPT_PURE, OPT_OUTPUT_TYPE, OPT_EMBD_TYPE, OPT_TENSOR_TYPE, OPT_NO_FALLBACK,
+    OPT_ALLOW_REQUANTIZE, OPT_DRY_RUN, OPT_THREADS, OPT_QUIET, OPT_HELP
 };
 
 static const struct {
@@ -44,6 +49,7 @@ static const struct {
     {"--output-type", "--output-tensor-type", OPT_OUTPUT_TYPE, true},
     {"--embd-type", "--token-embedding-type", OPT_EMBD_TYPE, true},
     {"--tensor-type", NULL, OPT_TENSOR_TYPE, true},
+    {"--no-fallback", NULL, OPT_NO_FALLBACK, false},
     {"--allow-requantize", NULL, OPT_ALLOW_REQUANTIZE, false},
     {"--dry-run", NULL, OPT_DRY_RUN, false},
     {"--threads", "-t", OPT_THREADS, true},
@@ -59,25 +65,38 @@ static int usage_error(const char *fmt, const char *detail)
     return EXIT_USAGE;
 }
 
-static bool type_allowed(int type, bool file_type)
+static bool type_allowed(int type)
 {
-    if (type < 0 || !ggtk_tensor_type_info_get((ggtk_tensor_type)type))
-        return false;
-    return file_type ? inf_quantize_file_type_supported((ggtk_tensor_type)type)
-                     : inf_quantize_tensor_type_supported((ggtk_tensor_type)type);
+    return type >= 0 && inf_quantize_tensor_type_supported((ggtk_tensor_type)type);
 }
 
-/* A tensor type by name (any case) that may be used as the file type or as a per-tensor type;
- * -1 after printing an error that lists the allowed names. */
-static int parse_type(const char *name, bool file_type)
+/* A tensor type by name (any case) for --output-type, --embd-type and --tensor-type; -1 after
+ * printing an error that lists the allowed names. */
+static int parse_type(const char *name)
 {
     int type = ggtk_tensor_type_from_name(name);
-    if (type_allowed(type, file_type))
+    if (type_allowed(type))
         return type;
-    fprintf(stderr, "gguf-quantize: unknown or unsupported type '%s' (supported:", name);
+    fprintf(stderr, "gguf-quantize: unknown or unsupported tensor type '%s' (supported:", name);
     for (int t = 0; t < GGTK_TENSOR_TYPE_COUNT; t++)
-        if (type_allowed(t, file_type))
+        if (type_allowed(t))
             fprintf(stderr, " %s", ggtk_tensor_type_info_get((ggtk_tensor_type)t)->name);
+    fprintf(stderr, ")\n");
+    return -1;
+}
+
+/* TYPE: a file type by llama-quantize's name or number that our rules cover; -1 after printing an
+ * error that lists them. */
+static int parse_file_type(const char *name)
+{
+    int file_type = inf_quantize_file_type_from_name(name);
+    if (file_type >= 0 && inf_quantize_file_type_supported((uint32_t)file_type))
+        return file_type;
+    fprintf(stderr, "gguf-quantize: %s file type '%s' (supported:",
+            file_type >= 0 ? "unsupported" : "unknown", name);
+    for (uint32_t code = 0; code < GGTK_FILE_TYPE_COUNT; code++)
+        if (inf_quantize_file_type_supported(code))
+            fprintf(stderr, " %s", inf_quantize_file_type_name(code));
     fprintf(stderr, ")\n");
     return -1;
 }
@@ -99,7 +118,7 @@ static int parse_tensor_rule(tool_args *args, const char *text)
     const char *eq = strrchr(text, '=');
     if (!eq || eq == text || !eq[1])
         return usage_error("--tensor-type wants PATTERN=TYPE, not '%s'", text);
-    int type = parse_type(eq + 1, false);
+    int type = parse_type(eq + 1);
     if (type < 0)
         return EXIT_USAGE;
     size_t n = args->options.n_tensor_rules;
@@ -125,6 +144,7 @@ static int apply_option(tool_args *args, enum option_id id, const char *value, b
 {
     switch (id) {
     case OPT_PURE: args->options.pure = true; return 0;
+    case OPT_NO_FALLBACK: args->options.no_fallback = true; return 0;
     case OPT_ALLOW_REQUANTIZE: args->options.allow_requantize = true; return 0;
     case OPT_DRY_RUN: args->dry_run = true; return 0;
     case OPT_QUIET: args->quiet = true; return 0;
@@ -135,9 +155,9 @@ static int apply_option(tool_args *args, enum option_id id, const char *value, b
     case OPT_THREADS: return parse_threads(value, &args->options.n_threads);
     case OPT_TENSOR_TYPE: return parse_tensor_rule(args, value);
     case OPT_OUTPUT_TYPE:
-        return (args->options.output_type = parse_type(value, false)) < 0 ? EXIT_USAGE : 0;
+        return (args->options.output_type = parse_type(value)) < 0 ? EXIT_USAGE : 0;
     case OPT_EMBD_TYPE:
-        return (args->options.embd_type = parse_type(value, false)) < 0 ? EXIT_USAGE : 0;
+        return (args->options.embd_type = parse_type(value)) < 0 ? EXIT_USAGE : 0;
     }
     return EXIT_USAGE;
 }
@@ -174,17 +194,17 @@ static int assign_positionals(tool_args *args, char **positional, int n)
     } else {
         return usage_error("%s", args->dry_run ? "expected IN [OUT] TYPE" : "expected IN OUT TYPE");
     }
-    int type = parse_type(positional[n - 1], true);
-    if (type < 0)
+    int file_type = parse_file_type(positional[n - 1]);
+    if (file_type < 0)
         return EXIT_USAGE;
-    args->options.type = (ggtk_tensor_type)type;
+    args->options.file_type = (ggtk_file_type)file_type;
     return 0;
 }
 
 int tool_args_parse(tool_args *args, int argc, char **argv, bool *exit_now)
 {
     memset(args, 0, sizeof *args);
-    args->options = inf_quantize_options_default(GGTK_TENSOR_F32);
+    args->options = inf_quantize_options_default(GGTK_FILE_TYPE_F32);
     *exit_now = false;
     char *positional[3];
     int n_positional = 0;

@@ -26,6 +26,8 @@ static void format_shape(const ggtk_tensor_info *info, char *out, size_t size)
 
 static void print_totals(const inf_quantize_plan *plan)
 {
+    printf("file type: %s (general.file_type %u)\n",
+           inf_quantize_file_type_name(plan->options.file_type), (unsigned)plan->options.file_type);
     printf("tensors: %lld, converted %lld, requantized %lld, fallbacks %lld\n",
            (long long)plan->n_tensors, (long long)plan->n_converted,
            (long long)plan->n_requantized, (long long)plan->n_fallback);
@@ -36,17 +38,27 @@ static void print_totals(const inf_quantize_plan *plan)
            mib(plan->file_size_after), (unsigned long long)plan->file_size_after);
 }
 
+/* The why column: the reason, the rule, and a fallback with the type that did not fit. */
+static void format_why(const inf_quantize_plan_tensor *t, char *out, size_t size)
+{
+    int n = snprintf(out, size, "%s", t->rule ? t->rule : inf_quantize_reason_name(t->reason));
+    if (t->fallback && n > 0 && (size_t)n < size)
+        snprintf(out + n, size - (size_t)n, "; fallback: %llu-element rows are not whole %s blocks",
+                 (unsigned long long)t->info->ne[0], type_name(t->wanted_type));
+}
+
 void tool_report_plan(const inf_quantize_plan *plan)
 {
-    printf("%-40s %-16s %-16s %21s  %s\n", "tensor", "shape", "type", "MiB", "why");
+    printf("%-40s %-16s %-16s %21s %6s  %s\n", "tensor", "shape", "type", "MiB", "bpw", "why");
     for (int64_t i = 0; i < plan->n_tensors; i++) {
         const inf_quantize_plan_tensor *t = &plan->tensors[i];
-        char shape[96], types[40];
+        char shape[96], types[40], why[160];
         format_shape(t->info, shape, sizeof shape);
         snprintf(types, sizeof types, "%s -> %s", type_name(t->info->type), type_name(t->new_type));
-        printf("%-40s %-16s %-16s %9.3f -> %9.3f  %s%s\n", t->info->name, shape, types,
-               mib(t->info->size), mib(t->new_size), inf_quantize_reason_name(t->reason),
-               t->fallback ? " (fallback)" : "");
+        format_why(t, why, sizeof why);
+        printf("%-40s %-16s %-16s %9.3f -> %9.3f %6.2f  %s\n", t->info->name, shape, types,
+               mib(t->info->size), mib(t->new_size),
+               bits_per_weight(t->new_size, ggtk_tensor_elements(t->info)), why);
     }
     print_totals(plan);
 }

@@ -22,15 +22,62 @@ extern "C" {
  * llama.cpp file types (general.file_type)
  * ------------------------------------------------------------------------------------------- */
 
+/* The file types as llama.cpp's enum llama_ftype numbers them (the value of general.file_type);
+ * the names drop llama.cpp's LLAMA_FTYPE_MOSTLY_ / LLAMA_FTYPE_ALL_ prefixes. Retired numbers
+ * (4, 5, 6, 33, 34, 35) are left out. */
+typedef enum ggtk_file_type {
+    GGTK_FILE_TYPE_F32 = 0,
+    GGTK_FILE_TYPE_F16 = 1,
+    GGTK_FILE_TYPE_Q4_0 = 2,
+    GGTK_FILE_TYPE_Q4_1 = 3,
+    GGTK_FILE_TYPE_Q8_0 = 7,
+    GGTK_FILE_TYPE_Q5_0 = 8,
+    GGTK_FILE_TYPE_Q5_1 = 9,
+    GGTK_FILE_TYPE_Q2_K = 10,
+    GGTK_FILE_TYPE_Q3_K_S = 11,
+    GGTK_FILE_TYPE_Q3_K_M = 12,
+    GGTK_FILE_TYPE_Q3_K_L = 13,
+    GGTK_FILE_TYPE_Q4_K_S = 14,
+    GGTK_FILE_TYPE_Q4_K_M = 15,
+    GGTK_FILE_TYPE_Q5_K_S = 16,
+    GGTK_FILE_TYPE_Q5_K_M = 17,
+    GGTK_FILE_TYPE_Q6_K = 18,
+    GGTK_FILE_TYPE_IQ2_XXS = 19,
+    GGTK_FILE_TYPE_IQ2_XS = 20,
+    GGTK_FILE_TYPE_Q2_K_S = 21,
+    GGTK_FILE_TYPE_IQ3_XS = 22,
+    GGTK_FILE_TYPE_IQ3_XXS = 23,
+    GGTK_FILE_TYPE_IQ1_S = 24,
+    GGTK_FILE_TYPE_IQ4_NL = 25,
+    GGTK_FILE_TYPE_IQ3_S = 26,
+    GGTK_FILE_TYPE_IQ3_M = 27,
+    GGTK_FILE_TYPE_IQ2_S = 28,
+    GGTK_FILE_TYPE_IQ2_M = 29,
+    GGTK_FILE_TYPE_IQ4_XS = 30,
+    GGTK_FILE_TYPE_IQ1_M = 31,
+    GGTK_FILE_TYPE_BF16 = 32,
+    GGTK_FILE_TYPE_TQ1_0 = 36,
+    GGTK_FILE_TYPE_TQ2_0 = 37,
+    GGTK_FILE_TYPE_MXFP4_MOE = 38,
+    GGTK_FILE_TYPE_NVFP4 = 39,
+    GGTK_FILE_TYPE_Q1_0 = 40,
+    GGTK_FILE_TYPE_Q2_0 = 41,
+    GGTK_FILE_TYPE_COUNT = 42, /* one past the highest code */
+} ggtk_file_type;
+
 /* One llama.cpp file type: the value general.file_type holds, as numbered by llama.cpp's
  * enum llama_ftype. */
 typedef struct ggtk_file_type_info {
-    uint32_t code;      /* value of general.file_type */
+    uint32_t code;      /* value of general.file_type (a ggtk_file_type) */
     const char *name;   /* the enum name without its LLAMA_FTYPE_ prefix: "MOSTLY_Q4_1" */
     const char *label;  /* what llama.cpp prints as "file type": "Q4_1", "Q4_K - Medium" */
     /* The tensor type from which llama.cpp guesses this file type when general.file_type is
      * absent and that type is the most common one; -1 when it never guesses this file type. */
     int guessed_from;
+    /* The tensor type llama-quantize gives weight matrices in a file of this type before its
+     * per-tensor mixture rules ("Q4_K_M" -> Q4_K, "IQ2_S" -> IQ2_XS); -1 when llama-quantize
+     * cannot write this file type. */
+    int tensor_type;
 } ggtk_file_type_info;
 
 /* The row for file type `code`, or NULL when llama.cpp does not define (or has retired) it.

@@ -1,34 +1,56 @@
-/* inf_quantize_file.h - convert a whole GGUF model file to another tensor type, the way
- * llama.cpp's llama-quantize does for the simple types (q8_0, q4_0, q4_1, q5_0, q5_1, f16, bf16,
- * f32), streaming the tensors in file order from the mapped input to the output.
+/* inf_quantize_file.h - convert a whole GGUF model file to one of llama.cpp's file types (F32,
+ * F16, BF16, Q4_0 .. Q8_0 and the K mixes Q2_K, Q3_K_S/M/L, Q4_K_S/M, Q5_K_S/M, Q6_K) the way
+ * llama.cpp's llama-quantize does, streaming the tensors in file order from the mapped input to
+ * the output.
  *
  * Two steps: inf_quantize_plan_new() decides which tensor gets which type (no data is touched,
- * so it also serves --dry-run), then inf_quantize_run() converts and writes the file through a
- * temporary file that is renamed into place only when everything was written.
+ * so it also serves --dry-run, for every file type the rules know), then inf_quantize_run()
+ * converts and writes the file through a temporary file that is renamed into place only when
+ * everything was written. Whether the kernels can write each chosen tensor type is checked by the
+ * run, not the plan: a plan may name types this build cannot write yet (the plan warns).
  *
- * Which tensors change (the rules of llama-quantize, src/llama-quant.cpp):
- *  - only tensors with 2 or more dimensions whose name ends in "weight" are converted; norms,
- *    biases, 1-D tensors and a few small special tensors (expert gates, position embeddings, ...)
- *    keep their type;
- *  - --embd-type sets token_embd.weight, --output-type sets output.weight;
- *  - for a quantized file type, the first --tensor-type rule whose pattern matches the name
- *    (a POSIX extended regular expression searched anywhere in the name, like llama.cpp's
- *    std::regex_search) chooses the type;
- *  - otherwise, unless `pure`, output.weight (and token_embd.weight when the model has no
- *    output.weight, i.e. tied embeddings) gets more bits: llama.cpp uses Q6_K there unless the file
- *    type is Q8_0 or the row length is not a multiple of 256. We use Q6_K only when the kernels can
- *    produce it, and Q8_0 otherwise (documented difference);
- *  - a tensor whose row length is not a multiple of the chosen type's block size falls back to a
- *    type that fits (llama.cpp's table for K/IQ types, else F16) and a warning is recorded; where
- *    llama.cpp stops with an error for q4_0..q8_0, we fall back to F16 instead.
+ * Which tensor gets which type (the rules of llama-quantize, src/llama-quant.cpp), in order:
+ *  1. only tensors with 2 or more dimensions whose name ends in "weight" are converted; norms,
+ *     biases, 1-D tensors and a few small special tensors (expert gates, position embeddings, ...)
+ *     keep their type;
+ *  2. --embd-type sets token_embd.weight, --output-type sets output.weight;
+ *  3. the file type's tensor type (gguf_util.h, ggtk_file_type_info.tensor_type: Q4_K for
+ *     Q4_K_S and Q4_K_M) is the starting point; for F32/F16/BF16 files nothing else applies;
+ *  4. the first --tensor-type rule whose pattern matches the name (a POSIX extended regular
+ *     expression searched anywhere in the name, like llama.cpp's std::regex_search) chooses;
+ *  5. otherwise, unless `pure`, the mixture rules of the file type (rules_mix.c):
+ *     - output.weight, and token_embd.weight when the model has no output.weight (tied
+ *       embeddings): --output-type if given, else Q8_0 for Falcon or when its rows are not a
+ *       multiple of the file's block size, else Q6_K (Q8_0 files keep Q8_0);
+ *     - token_embd.weight (untied): Q4_K for TQ1_0, TQ2_0 and Q2_0 files;
+ *     - attn_v (also attn_qkv, attn_kv_b), counted in llama-quantize's tensor order (by layer
+ *       number, then name): Q2_K -> Q4_K when n_head/n_head_kv >= 4, else Q3_K; Q3_K_M -> Q5_K
+ *       for the first two, Q4_K after; Q3_K_L -> Q5_K; Q4_K_M/Q5_K_M -> Q6_K on use_more_bits
+ *       layers (the first and last eighth and every third between); Q4_K_S -> Q5_K for the first
+ *       four; then Q3_K/Q4_K -> Q5_K in 70B models; Q8_0 in 8-expert models;
+ *     - attn_k: Q8_0 in 8-expert models;
+ *     - ffn_down, by layer (the counter, or the blk.N. number in MoE models): Q2_K -> Q3_K;
+ *       Q3_K_M -> Q5_K in the first 16th of layers, else Q4_K (Falcon: Q4_K on use_more_bits
+ *       layers, Q3_K elsewhere); Q3_K_L -> Q5_K (Falcon Q4_K); Q4_K_M -> Q6_K on use_more_bits
+ *       layers (Falcon: Q6_K first 16th, Q5_K use_more_bits, Q4_K else); Q5_K_M -> Q6_K on
+ *       use_more_bits layers; Q4_K_S -> Q5_K in the first eighth (not Falcon);
+ *     - attn_output: Q2_K -> Q3_K, Q3_K_M -> Q4_K, Q3_K_L -> Q5_K (Falcon: Q3_K_L -> Q4_K only);
+ *       in 8-expert models Q5_K for Q2_K, Q3_K_S, Q3_K_M, Q4_K_S and Q4_K_M instead;
+ *     (70B: llama with 80 layers and grouped-query attention, deci/olmo/qwen2 with 80, jais2 with
+ *     68; llama.cpp's own attn_qkv rule never applies, since attn_qkv takes the attn_v rule);
+ *  6. a tensor whose row length is not a multiple of the chosen type's block size falls back to
+ *     a type that fits (Q2_K/Q3_K -> Q4_0, Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, IQ types
+ *     -> IQ4_NL; F16 when that does not fit either, and for the simple types, where llama.cpp
+ *     stops with an error), with a warning; with `no_fallback` the plan fails instead.
  *
- * Metadata is copied in order; general.file_type is set to llama.cpp's LLAMA_FTYPE value for the
- * file type and general.quantization_version to 2. Tensor order and alignment are kept.
+ * Metadata is copied in order; general.file_type is set to the file type and
+ * general.quantization_version to 2. Tensor order and alignment are kept.
  *
  * Errors: see <ggtk/error.h>. The input's reader errors come back as the reader reported them
  * (status and offset); the writer's likewise. Specific to the quantizer: GGTK_ERR_USAGE for bad
  * options, GGTK_ERR_PATH for an output path that names the input, GGTK_ERR_REQUANTIZE for a
- * quantized tensor without allow_requantize, GGTK_ERR_NONFINITE for NaN/Inf in the input.
+ * quantized tensor without allow_requantize, GGTK_ERR_NONFINITE for NaN/Inf in the input,
+ * GGTK_ERR_UNSUPPORTED for a tensor type no kernel reads or writes.
  * Lifecycle: a plan is built in memory (inf_quantize_plan_new / inf_quantize_plan_free).
  *
  * Thread-safety: a plan is used by one thread at a time; inf_quantize_run() parallelises itself
@@ -39,6 +61,7 @@
 
 #include <ggtk/error.h>
 #include <ggtk/gguf.h>
+#include <ggtk/gguf_util.h>
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -52,17 +75,25 @@ extern "C" {
  * Types
  * ------------------------------------------------------------------------------------------- */
 
-/* True when `type` can be given as the file type: the kernels produce it (inf_type_can_quantize())
- * and llama.cpp has a file type (LLAMA_FTYPE) for it. */
-GGTK_API bool inf_quantize_file_type_supported(ggtk_tensor_type type);
+/* True when the plan knows llama-quantize's per-tensor rules for `file_type` (a ggtk_file_type):
+ * F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K_S/M/L, Q4_K_S/M, Q5_K_S/M, Q6_K, TQ1_0,
+ * TQ2_0, Q1_0 and Q2_0. Not the IQ mixes, Q2_K_S or MXFP4_MOE. Whether this build's kernels can
+ * write the tensor types a plan chooses is checked by inf_quantize_run(). */
+GGTK_API bool inf_quantize_file_type_supported(uint32_t file_type);
 
-/* llama.cpp's LLAMA_FTYPE value written to general.file_type for a file of `type`
- * (ALL_F32 = 0, MOSTLY_F16 = 1, MOSTLY_Q4_0 = 2, ...), or -1 when there is none. */
-GGTK_API int inf_quantize_llama_ftype(ggtk_tensor_type type);
+/* The file type llama-quantize's TYPE argument names: one of its names in any case ("Q4_K_M",
+ * "q6_k", "f16"; "Q3_K", "Q4_K" and "Q5_K" mean the _M mixes) or its decimal number ("15"), or -1
+ * when llama-quantize has no such file type (llama-quantize's "COPY" is not one). */
+GGTK_API int inf_quantize_file_type_from_name(const char *name);
+
+/* llama-quantize's name of `file_type` ("Q4_K_M", "F32"; static storage), or NULL when
+ * llama-quantize cannot write that file type. */
+GGTK_API const char *inf_quantize_file_type_name(uint32_t file_type);
 
 /* True when `type` can be given for single tensors (--output-type, --embd-type, --tensor-type):
- * the kernels produce it and llama.cpp stores weights in it (Q8_1 and Q8_K, which ggml uses only
- * for activations, are refused). Which types the kernels read is inf_type_can_dequantize(). */
+ * llama.cpp stores weights in it (refused: Q8_1 and Q8_K, which ggml uses only for activations,
+ * and the integer and F64 types). Whether this build writes it is inf_type_can_quantize(), checked
+ * by inf_quantize_run(); which types the kernels read is inf_type_can_dequantize(). */
 GGTK_API bool inf_quantize_tensor_type_supported(ggtk_tensor_type type);
 
 /* ---------------------------------------------------------------------------------------------
@@ -77,8 +108,10 @@ typedef struct inf_quantize_tensor_rule {
 
 /* What to produce. Pointers are borrowed and must outlive the plan. */
 typedef struct inf_quantize_options {
-    ggtk_tensor_type type;  /* the file type (must pass inf_quantize_file_type_supported()) */
-    bool pure;              /* every convertible tensor gets `type`: no output.weight upgrade */
+    ggtk_file_type file_type; /* must pass inf_quantize_file_type_supported() */
+    bool pure;              /* every convertible tensor gets the file type's tensor type: no
+                             * mixture rules (--tensor-type rules and fallbacks still apply) */
+    bool no_fallback;       /* fail naming the tensor instead of falling back (rule 6) */
     int output_type;        /* type for output.weight, or -1 for the rule above */
     int embd_type;          /* type for token_embd.weight, or -1 for the rule above */
     const inf_quantize_tensor_rule *tensor_rules; /* tried in order, first match wins */
@@ -87,9 +120,9 @@ typedef struct inf_quantize_options {
     int n_threads;          /* threads for the conversion; 0 or less: OpenMP's default */
 } inf_quantize_options;
 
-/* The defaults for a file of `type`: not pure, no overrides (output_type and embd_type -1), no
- * tensor rules, no requantizing, default threads. */
-GGTK_API inf_quantize_options inf_quantize_options_default(ggtk_tensor_type type);
+/* The defaults for a file of `file_type`: not pure, fallbacks allowed, no overrides (output_type
+ * and embd_type -1), no tensor rules, no requantizing, default threads. */
+GGTK_API inf_quantize_options inf_quantize_options_default(ggtk_file_type file_type);
 
 /* ---------------------------------------------------------------------------------------------
  * The plan: which tensor gets which type
@@ -98,11 +131,12 @@ GGTK_API inf_quantize_options inf_quantize_options_default(ggtk_tensor_type type
 /* Why a tensor gets its new type. */
 typedef enum inf_quantize_reason {
     INF_QUANTIZE_REASON_KEPT = 0,      /* not a convertible weight (1-D, norm, ...): type kept */
-    INF_QUANTIZE_REASON_FILE_TYPE,     /* the file type */
-    INF_QUANTIZE_REASON_OUTPUT_RULE,   /* output.weight (or tied token_embd) upgrade, not pure */
+    INF_QUANTIZE_REASON_FILE_TYPE,     /* the file type's tensor type */
+    INF_QUANTIZE_REASON_OUTPUT_RULE,   /* output.weight (or tied token_embd) rule, not pure */
     INF_QUANTIZE_REASON_OUTPUT_OPTION, /* options.output_type */
     INF_QUANTIZE_REASON_EMBD_OPTION,   /* options.embd_type */
     INF_QUANTIZE_REASON_TENSOR_RULE,   /* a --tensor-type rule matched */
+    INF_QUANTIZE_REASON_MIX_RULE,      /* a mixture rule of the file type (attn_v, ffn_down, ...) */
 } inf_quantize_reason;
 
 /* Short name of a reason ("kept", "file type", ...). Never NULL. */
@@ -114,6 +148,9 @@ typedef struct inf_quantize_plan_tensor {
     ggtk_tensor_type new_type;    /* type it is written as */
     ggtk_tensor_type wanted_type; /* type the rules chose; differs from new_type after a fallback */
     inf_quantize_reason reason;
+    /* For OUTPUT_RULE and MIX_RULE: which rule, in words ("ffn_down: use_more_bits layer");
+     * static storage. NULL for the other reasons. */
+    const char *rule;
     bool fallback;                /* the row length did not fit wanted_type */
     bool requantize;              /* the input is quantized and converted (dequantized first) */
     uint64_t new_size;            /* bytes of data written for it */
@@ -133,7 +170,8 @@ typedef struct inf_quantize_plan {
     uint64_t data_size_after;          /* sum of the output tensors' data sizes */
     uint64_t file_size_before;         /* input file size */
     uint64_t file_size_after;          /* exact size the output file will have */
-    char **warnings;                   /* n_warnings lines (fallbacks, requantizing) */
+    char **warnings;                   /* n_warnings lines (fallbacks, requantizing, types no
+                                        * kernel writes) */
     int64_t n_warnings;
     ggtk_writer *writer;               /* private: the output's header, ready to write */
 } inf_quantize_plan;
@@ -142,10 +180,13 @@ typedef struct inf_quantize_plan {
  * `options`. Nothing is written and no tensor data is read, so this is also the whole of a dry
  * run. Returns the plan (free it with inf_quantize_plan_free()) or NULL with `err` set:
  * the reader's error when the file cannot be opened or is invalid (GGTK_ERR_IO, GGTK_ERR_MAGIC,
- * GGTK_ERR_TRUNCATED, ...); GGTK_ERR_USAGE (unsupported file type, bad regex, override type the
- * kernels cannot write, split file); GGTK_ERR_REQUANTIZE (a tensor would be converted from a
- * quantized type without allow_requantize); GGTK_ERR_UNSUPPORTED (no kernel reads the input type
- * or writes the new one); GGTK_ERR_NOMEM. */
+ * GGTK_ERR_TRUNCATED, ...); GGTK_ERR_USAGE (unsupported file type, bad regex, override type
+ * llama.cpp never stores weights in, split file, a fallback needed under no_fallback (naming the
+ * tensor, its row length and the wanted type), a MoE ffn tensor without a blk.N. layer number);
+ * GGTK_ERR_REQUANTIZE (a tensor would be converted from a quantized type without
+ * allow_requantize); GGTK_ERR_UNSUPPORTED (no kernel reads the input type); GGTK_ERR_NOMEM.
+ * Tensor types the kernels cannot write do not fail the plan: they get a warning, and
+ * inf_quantize_run() refuses the plan. */
 GGTK_API inf_quantize_plan *inf_quantize_plan_new(const char *input_path,
                                                   const inf_quantize_options *options,
                                                   ggtk_error *err);
@@ -201,7 +242,8 @@ typedef struct inf_quantize_tensor_stats {
  * process killed meanwhile leaves only the temporary file (named by the writer, next to
  * `output_path`), never a partial `output_path`.
  * `stats` may be NULL or hold plan->n_tensors entries, filled for each tensor.
- * Errors: GGTK_ERR_PATH (see inf_quantize_check_paths()), GGTK_ERR_NONFINITE (NaN/Inf in the
+ * Errors: GGTK_ERR_UNSUPPORTED (no kernel of this build writes a planned tensor type; nothing is
+ * created), GGTK_ERR_PATH (see inf_quantize_check_paths()), GGTK_ERR_NONFINITE (NaN/Inf in the
  * input, naming tensor, row and column; or a value out of the target type's range), the writer's
  * error when the output cannot be created, written or renamed (GGTK_ERR_IO, ...), GGTK_ERR_IO
  * when the input cannot be mapped or changed since planning, GGTK_ERR_USAGE (plan already run),

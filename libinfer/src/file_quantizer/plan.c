@@ -13,9 +13,9 @@
 /* llama.cpp's GGML_QNT_VERSION, written to general.quantization_version. */
 enum { QUANTIZATION_VERSION = 2 };
 
-inf_quantize_options inf_quantize_options_default(ggtk_tensor_type type)
+inf_quantize_options inf_quantize_options_default(ggtk_file_type file_type)
 {
-    inf_quantize_options options = {.type = type, .output_type = -1, .embd_type = -1};
+    inf_quantize_options options = {.file_type = file_type, .output_type = -1, .embd_type = -1};
     return options;
 }
 
@@ -34,6 +34,7 @@ const char *inf_quantize_reason_name(inf_quantize_reason reason)
     case INF_QUANTIZE_REASON_OUTPUT_OPTION: return "output type";
     case INF_QUANTIZE_REASON_EMBD_OPTION: return "embedding type";
     case INF_QUANTIZE_REASON_TENSOR_RULE: return "tensor rule";
+    case INF_QUANTIZE_REASON_MIX_RULE: return "mix rule";
     }
     return "unknown";
 }
@@ -87,10 +88,6 @@ static ggtk_status check_conversion(const inf_quantize_plan *plan,
         return ggtk_error_set(err, GGTK_ERR_UNSUPPORTED, GGTK_NO_OFFSET,
                               "%s: tensor '%s': no kernel reads type %s", path, info->name,
                               quantize_type_name(info->type));
-    if (!inf_type_can_quantize(entry->new_type))
-        return ggtk_error_set(err, GGTK_ERR_UNSUPPORTED, GGTK_NO_OFFSET,
-                              "%s: tensor '%s': no kernel writes type %s", path, info->name,
-                              quantize_type_name(entry->new_type));
     if (!ggtk_tensor_type_bytes(entry->new_type, ggtk_tensor_elements(info), &entry->new_size))
         return ggtk_error_set(err, GGTK_ERR_UNSUPPORTED, GGTK_NO_OFFSET,
                               "%s: tensor '%s': size as %s does not fit 64 bits", path, info->name,
@@ -98,28 +95,72 @@ static ggtk_status check_conversion(const inf_quantize_plan *plan,
     return GGTK_OK;
 }
 
-static ggtk_status plan_tensor(inf_quantize_plan *plan, const quantize_rules *rules,
-                                       inf_quantize_plan_tensor *entry, ggtk_error *err)
+/* Fail under no_fallback, else record the fallback of `entry` (fallback_warnings reports it). */
+static ggtk_status note_fallback(inf_quantize_plan *plan, inf_quantize_plan_tensor *entry,
+                                 ggtk_error *err)
 {
     const ggtk_tensor_info *info = entry->info;
-    entry->wanted_type = quantize_rules_choose(rules, info, &entry->reason);
+    if (plan->options.no_fallback)
+        return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+                              "%s: tensor '%s': rows of %llu elements do not split into %s blocks "
+                              "of %u, and fallbacks are disabled (--no-fallback)",
+                              ggtk_path(plan->input), info->name, (unsigned long long)info->ne[0],
+                              quantize_type_name(entry->wanted_type),
+                              ggtk_tensor_type_info_get(entry->wanted_type)->block_size);
+    entry->fallback = true;
+    plan->n_fallback++;
+    return GGTK_OK;
+}
+
+static bool same_fallback(const inf_quantize_plan_tensor *a, const inf_quantize_plan_tensor *b)
+{
+    return a->fallback && b->fallback && a->wanted_type == b->wanted_type &&
+           a->new_type == b->new_type && a->info->ne[0] == b->info->ne[0];
+}
+
+/* One warning per kind of fallback (wanted type, new type, row length), with its tensor count
+ * and first tensor: a model has many tensors of each shape. */
+static ggtk_status fallback_warnings(inf_quantize_plan *plan, ggtk_error *err)
+{
+    ggtk_status status = GGTK_OK;
+    for (int64_t i = 0; status == GGTK_OK && i < plan->n_tensors; i++) {
+        const inf_quantize_plan_tensor *first = &plan->tensors[i];
+        bool seen = !first->fallback;
+        for (int64_t j = 0; !seen && j < i; j++)
+            seen = same_fallback(&plan->tensors[j], first);
+        if (seen)
+            continue;
+        int64_t count = 0;
+        for (int64_t j = i; j < plan->n_tensors; j++)
+            count += same_fallback(&plan->tensors[j], first);
+        status = add_warning(plan, err,
+                             "rows of %llu elements do not split into %s blocks of %u: %lld "
+                             "tensor%s back to %s (%s%s)",
+                             (unsigned long long)first->info->ne[0],
+                             quantize_type_name(first->wanted_type),
+                             ggtk_tensor_type_info_get(first->wanted_type)->block_size,
+                             (long long)count, count == 1 ? " falls" : "s fall",
+                             quantize_type_name(first->new_type), first->info->name,
+                             count == 1 ? "" : ", ...");
+    }
+    return status;
+}
+
+/* The fallback, checks and sizes of a tensor whose wanted type the rules have chosen. */
+static ggtk_status plan_tensor(inf_quantize_plan *plan, inf_quantize_plan_tensor *entry,
+                               ggtk_error *err)
+{
+    const ggtk_tensor_info *info = entry->info;
     entry->new_type = entry->wanted_type;
     if (entry->wanted_type != info->type)
         entry->new_type = quantize_fallback_type(entry->wanted_type, info->ne[0]);
-    ggtk_status status = check_conversion(plan, entry, err);
+    ggtk_status status = GGTK_OK;
+    if (entry->new_type != entry->wanted_type)
+        status = note_fallback(plan, entry, err);
+    if (status == GGTK_OK)
+        status = check_conversion(plan, entry, err);
     if (status != GGTK_OK)
         return status;
-    if (entry->new_type != entry->wanted_type) {
-        entry->fallback = true;
-        plan->n_fallback++;
-        status = add_warning(plan, err,
-                             "tensor %s: rows of %llu elements do not split into %s blocks of %u; "
-                             "falling back to %s",
-                             info->name, (unsigned long long)info->ne[0],
-                             quantize_type_name(entry->wanted_type),
-                             ggtk_tensor_type_info_get(entry->wanted_type)->block_size,
-                             quantize_type_name(entry->new_type));
-    }
     if (entry->new_type != info->type) {
         plan->n_converted++;
         plan->n_requantized += entry->requantize;
@@ -127,7 +168,46 @@ static ggtk_status plan_tensor(inf_quantize_plan *plan, const quantize_rules *ru
     plan->n_elements += ggtk_tensor_elements(info);
     plan->data_size_before += info->size;
     plan->data_size_after += entry->new_size;
+    return GGTK_OK;
+}
+
+/* The rules' choice for every tensor, made in llama-quantize's order, which its counters follow. */
+static ggtk_status choose_all(inf_quantize_plan *plan, quantize_rules *rules, ggtk_error *err)
+{
+    int64_t *order = quantize_tensor_order(plan->input);
+    if (!order)
+        return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
+    ggtk_status status = GGTK_OK;
+    for (int64_t k = 0; status == GGTK_OK && k < plan->n_tensors; k++) {
+        inf_quantize_plan_tensor *entry = &plan->tensors[order[k]];
+        quantize_choice choice;
+        status = quantize_rules_choose(rules, entry->info, &choice, err);
+        entry->wanted_type = choice.type;
+        entry->reason = choice.reason;
+        entry->rule = choice.rule;
+    }
+    free(order);
     return status;
+}
+
+/* One warning naming the tensor types of the plan that no kernel of this build writes. */
+static ggtk_status warn_unwritable(inf_quantize_plan *plan, ggtk_error *err)
+{
+    char names[256] = "";
+    size_t used = 0;
+    for (int t = 0; t < GGTK_TENSOR_TYPE_COUNT; t++) {
+        bool planned = false;
+        for (int64_t i = 0; !planned && i < plan->n_tensors; i++)
+            planned = plan->tensors[i].new_type == (ggtk_tensor_type)t &&
+                      plan->tensors[i].new_type != plan->tensors[i].info->type;
+        if (planned && !inf_type_can_quantize((ggtk_tensor_type)t) && used < sizeof names)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "",
+                                     quantize_type_name((ggtk_tensor_type)t));
+    }
+    if (used == 0)
+        return GGTK_OK;
+    return add_warning(plan, err,
+                       "no kernel of this build writes %s: the plan can be shown, not run", names);
 }
 
 /* The output header: the input's metadata and tensor infos with the new types and file type. */
@@ -144,7 +224,7 @@ static ggtk_status build_writer(inf_quantize_plan *plan, ggtk_error *err)
     }
     if (status == GGTK_OK)
         status = ggtk_writer_set_u32(plan->writer, "general.file_type",
-                                     (uint32_t)inf_quantize_llama_ftype(plan->options.type));
+                                     (uint32_t)plan->options.file_type);
     if (status == GGTK_OK)
         status = ggtk_writer_set_u32(plan->writer, "general.quantization_version",
                                      QUANTIZATION_VERSION);
@@ -167,37 +247,32 @@ static ggtk_status check_not_split(const ggtk_file *input, ggtk_error *err)
     return GGTK_OK;
 }
 
-static ggtk_status plan_all(inf_quantize_plan *plan, const quantize_rules *rules,
-                                    ggtk_error *err)
+static ggtk_status plan_all(inf_quantize_plan *plan, quantize_rules *rules, ggtk_error *err)
 {
     plan->n_tensors = ggtk_tensor_count(plan->input);
     plan->tensors = calloc(plan->n_tensors ? plan->n_tensors : 1, sizeof *plan->tensors);
     if (!plan->tensors)
         return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
-    for (int64_t i = 0; i < plan->n_tensors; i++) {
+    for (int64_t i = 0; i < plan->n_tensors; i++)
         plan->tensors[i].info = ggtk_tensor(plan->input, i);
-        ggtk_status status = plan_tensor(plan, rules, &plan->tensors[i], err);
-        if (status != GGTK_OK)
-            return status;
-    }
-    if (plan->options.n_tensor_rules > 0 && !is_quantized(plan->options.type)) {
-        ggtk_status status =
-            add_warning(plan, err, "tensor type rules apply to quantized file types only; "
-                                   "ignored for %s (as llama-quantize does)",
-                        quantize_type_name(plan->options.type));
-        if (status != GGTK_OK)
-            return status;
-    }
-    if (plan->n_requantized > 0) {
-        ggtk_status status =
-            add_warning(plan, err,
-                        "requantizing %lld tensors that are already quantized: quality is lower "
-                        "than quantizing from f32/f16",
-                        (long long)plan->n_requantized);
-        if (status != GGTK_OK)
-            return status;
-    }
-    return build_writer(plan, err);
+    ggtk_status status = choose_all(plan, rules, err);
+    for (int64_t i = 0; status == GGTK_OK && i < plan->n_tensors; i++)
+        status = plan_tensor(plan, &plan->tensors[i], err);
+    if (status == GGTK_OK)
+        status = fallback_warnings(plan, err);
+    if (status == GGTK_OK && plan->options.n_tensor_rules > 0 && !is_quantized(rules->base_type))
+        status = add_warning(plan, err,
+                             "tensor type rules apply to quantized file types only; ignored for "
+                             "%s (as llama-quantize does)",
+                             inf_quantize_file_type_name(plan->options.file_type));
+    if (status == GGTK_OK && plan->n_requantized > 0)
+        status = add_warning(plan, err,
+                             "requantizing %lld tensors that are already quantized: quality is "
+                             "lower than quantizing from f32/f16",
+                             (long long)plan->n_requantized);
+    if (status == GGTK_OK)
+        status = warn_unwritable(plan, err);
+    return status == GGTK_OK ? build_writer(plan, err) : status;
 }
 
 /* Plan for an opened input; takes ownership of `input` (closed on failure too). */

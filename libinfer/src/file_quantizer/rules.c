@@ -1,33 +1,28 @@
-/* rules.c - which type each tensor of a model gets. These are the rules of llama.cpp's
- * llama-quantize for the simple file types (facts read from its src/llama-quant.cpp), so that a
- * file we write has the same tensor types as one it writes. */
+/* rules.c - which type each tensor of a model gets: the options, --tensor-type rules and
+ * fallbacks of llama.cpp's llama-quantize (facts read from its src/llama-quant.cpp), so that a file
+ * we write has the same tensor types as one it writes. The mixture rules of each file type are in
+ * rules_mix.c. */
 #include "quantize_internal.h"
 #include "rules.h"
 
 #include <ggtk/gguf_util.h>
-#include <ggtk/inf_quant.h>
 
 #include <stdlib.h>
 #include <string.h>
 
-/* The llama.cpp LLAMA_FTYPE value of a file whose weights are all `type`: the row of libgguf's
- * file-type table (gguf_util.h) that names `type` as its main tensor type, or -1 when none does. */
-int inf_quantize_llama_ftype(ggtk_tensor_type type)
-{
-    uint32_t code = ggtk_file_type_guess(type);
-    const ggtk_file_type_info *info = ggtk_file_type_info_get(code);
-    return info && info->guessed_from == (int)type ? (int)code : -1;
-}
-
-bool inf_quantize_file_type_supported(ggtk_tensor_type type)
-{
-    return inf_quantize_llama_ftype(type) >= 0 && inf_type_can_quantize(type);
-}
-
 bool inf_quantize_tensor_type_supported(ggtk_tensor_type type)
 {
+    const ggtk_tensor_type_info *info = ggtk_tensor_type_info_get(type);
+    if (!info)
+        return false;
     /* ggml's quantize_chunk has no Q8_1/Q8_K path: they exist only for matmul activations. */
-    return type != GGTK_TENSOR_Q8_1 && type != GGTK_TENSOR_Q8_K && inf_type_can_quantize(type);
+    switch (type) {
+    case GGTK_TENSOR_Q8_1: case GGTK_TENSOR_Q8_K: case GGTK_TENSOR_I8: case GGTK_TENSOR_I16:
+    case GGTK_TENSOR_I32: case GGTK_TENSOR_I64: case GGTK_TENSOR_F64:
+        return false;
+    default:
+        return true;
+    }
 }
 
 /* Weights llama-quantize never converts although they are matrices: norms, expert routers and
@@ -89,14 +84,62 @@ bool quantize_tensor_is_convertible(const ggtk_tensor_info *info)
     return true;
 }
 
-static bool is_token_embd(const char *name)
+bool quantize_name_is_token_embd(const char *name)
 {
     return strcmp(name, "token_embd.weight") == 0 || strcmp(name, "per_layer_token_embd.weight") == 0;
 }
 
-static bool is_output(const char *name) { return strcmp(name, "output.weight") == 0; }
+bool quantize_name_is_output(const char *name) { return strcmp(name, "output.weight") == 0; }
 
-static bool row_fits(ggtk_tensor_type type, uint64_t ncols)
+int quantize_tensor_layer(const char *name)
+{
+    if (strncmp(name, "blk.", 4) != 0)
+        return -1;
+    char *end = NULL;
+    long layer = strtol(name + 4, &end, 10);
+    if (end == name + 4 || layer < 0 || layer > INT32_MAX)
+        return -1;
+    return (int)layer;
+}
+
+/* A tensor's place in llama-quantize's order: by layer number (-1 for names without one), then
+ * by name. */
+typedef struct order_key {
+    int layer;
+    const char *name;
+    int64_t index;
+} order_key;
+
+static int compare_order(const void *pa, const void *pb)
+{
+    const order_key *a = pa, *b = pb;
+    if (a->layer != b->layer)
+        return a->layer < b->layer ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+int64_t *quantize_tensor_order(const ggtk_file *input)
+{
+    size_t n = (size_t)ggtk_tensor_count(input);
+    order_key *keys = malloc((n ? n : 1) * sizeof *keys);
+    int64_t *order = malloc((n ? n : 1) * sizeof *order);
+    if (!keys || !order) {
+        free(keys);
+        free(order);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *name = ggtk_tensor(input, (int64_t)i)->name;
+        keys[i] = (order_key){quantize_tensor_layer(name), name, (int64_t)i};
+    }
+    qsort(keys, n, sizeof *keys, compare_order);
+    for (size_t i = 0; i < n; i++)
+        order[i] = keys[i].index;
+    free(keys);
+    return order;
+}
+
+bool quantize_row_fits(ggtk_tensor_type type, uint64_t ncols)
 {
     const ggtk_tensor_type_info *info = ggtk_tensor_type_info_get(type);
     return info && ncols % info->block_size == 0;
@@ -104,24 +147,13 @@ static bool row_fits(ggtk_tensor_type type, uint64_t ncols)
 
 ggtk_tensor_type quantize_fallback_type(ggtk_tensor_type wanted, uint64_t ncols)
 {
-    if (row_fits(wanted, ncols))
+    if (quantize_row_fits(wanted, ncols))
         return wanted;
     ggtk_tensor_type type = GGTK_TENSOR_F16;
     for (size_t i = 0; i < sizeof fallbacks / sizeof fallbacks[0]; i++)
         if (fallbacks[i].from == wanted)
             type = fallbacks[i].to;
-    return row_fits(type, ncols) ? type : GGTK_TENSOR_F16;
-}
-
-/* The type llama.cpp gives output.weight (and tied token embeddings) when not pure: Q6_K, or
- * Q8_0 when the file is Q8_0 or rows do not split into 256-element blocks. We cannot produce Q6_K
- * unless the kernels do, and use Q8_0 then. */
-static ggtk_tensor_type output_rule_type(ggtk_tensor_type file_type, uint64_t ncols)
-{
-    if (file_type == GGTK_TENSOR_Q8_0 || !row_fits(file_type, ncols) ||
-        !inf_type_can_quantize(GGTK_TENSOR_Q6_K))
-        return GGTK_TENSOR_Q8_0;
-    return GGTK_TENSOR_Q6_K;
+    return quantize_row_fits(type, ncols) ? type : GGTK_TENSOR_F16;
 }
 
 static ggtk_status check_override_type(int type, const char *what,
@@ -135,15 +167,22 @@ static ggtk_status check_override_type(int type, const char *what,
 }
 
 ggtk_status quantize_rules_init(quantize_rules *rules, const ggtk_file *input,
-                                        const inf_quantize_options *options,
-                                        ggtk_error *err)
+                                const inf_quantize_options *options, ggtk_error *err)
 {
     memset(rules, 0, sizeof *rules);
     rules->options = options;
     rules->tied_embeddings = ggtk_find_tensor(input, "output.weight") < 0;
-    if (!inf_quantize_file_type_supported(options->type))
-        return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET, "file type %s is not supported",
-                              quantize_type_name(options->type));
+    if (!inf_quantize_file_type_supported(options->file_type)) {
+        const char *name = inf_quantize_file_type_name(options->file_type);
+        if (name)
+            return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+                                  "file type %s: its per-tensor rules are not implemented", name);
+        return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+                              "file type %u is not one llama-quantize writes",
+                              (unsigned)options->file_type);
+    }
+    rules->base_type = quantize_file_type_tensor_type(options->file_type);
+    quantize_model_read(&rules->model, input);
     ggtk_status status = check_override_type(options->output_type, "output type", err);
     if (status == GGTK_OK)
         status = check_override_type(options->embd_type, "token embedding type", err);
@@ -188,39 +227,40 @@ static int matching_rule(const quantize_rules *rules, const char *name)
     return -1;
 }
 
-ggtk_tensor_type quantize_rules_choose(const quantize_rules *rules, const ggtk_tensor_info *info,
-                                       inf_quantize_reason *reason)
+static void choose(quantize_choice *choice, ggtk_tensor_type type, inf_quantize_reason reason)
+{
+    *choice = (quantize_choice){type, reason, NULL};
+}
+
+ggtk_status quantize_rules_choose(quantize_rules *rules, const ggtk_tensor_info *info,
+                                  quantize_choice *choice, ggtk_error *err)
 {
     const inf_quantize_options *opt = rules->options;
-    *reason = INF_QUANTIZE_REASON_KEPT;
+    choose(choice, info->type, INF_QUANTIZE_REASON_KEPT);
     if (!quantize_tensor_is_convertible(info))
-        return info->type;
-    if (opt->embd_type >= 0 && is_token_embd(info->name)) {
-        *reason = INF_QUANTIZE_REASON_EMBD_OPTION;
-        return (ggtk_tensor_type)opt->embd_type;
+        return GGTK_OK;
+    if (opt->embd_type >= 0 && quantize_name_is_token_embd(info->name)) {
+        choose(choice, (ggtk_tensor_type)opt->embd_type, INF_QUANTIZE_REASON_EMBD_OPTION);
+        return GGTK_OK;
     }
-    if (opt->output_type >= 0 && is_output(info->name)) {
-        *reason = INF_QUANTIZE_REASON_OUTPUT_OPTION;
-        return (ggtk_tensor_type)opt->output_type;
+    if (opt->output_type >= 0 && quantize_name_is_output(info->name)) {
+        choose(choice, (ggtk_tensor_type)opt->output_type, INF_QUANTIZE_REASON_OUTPUT_OPTION);
+        return GGTK_OK;
     }
-    *reason = INF_QUANTIZE_REASON_FILE_TYPE;
-    const ggtk_tensor_type_info *file_type = ggtk_tensor_type_info_get(opt->type);
-    if (!file_type->quantized) /* F32/F16/BF16 files: no mixture rules apply */
-        return opt->type;
+    choose(choice, rules->base_type, INF_QUANTIZE_REASON_FILE_TYPE);
+    if (!ggtk_tensor_type_info_get(rules->base_type)->quantized)
+        return GGTK_OK; /* F32/F16/BF16 files: no rules apply */
     int rule = matching_rule(rules, info->name);
     if (rule >= 0) {
-        *reason = INF_QUANTIZE_REASON_TENSOR_RULE;
-        return opt->tensor_rules[rule].type;
+        choose(choice, opt->tensor_rules[rule].type, INF_QUANTIZE_REASON_TENSOR_RULE);
+        return GGTK_OK;
     }
     if (opt->pure)
-        return opt->type;
-    if (is_output(info->name) || (rules->tied_embeddings && is_token_embd(info->name))) {
-        if (opt->output_type >= 0) { /* tied embeddings follow --output-type */
-            *reason = INF_QUANTIZE_REASON_OUTPUT_OPTION;
-            return (ggtk_tensor_type)opt->output_type;
-        }
-        *reason = INF_QUANTIZE_REASON_OUTPUT_RULE;
-        return output_rule_type(opt->type, info->ne[0]);
+        return GGTK_OK;
+    if (opt->output_type >= 0 && rules->tied_embeddings &&
+        quantize_name_is_token_embd(info->name)) { /* tied embeddings follow --output-type */
+        choose(choice, (ggtk_tensor_type)opt->output_type, INF_QUANTIZE_REASON_OUTPUT_OPTION);
+        return GGTK_OK;
     }
-    return opt->type;
+    return quantize_mix_choose(rules, info, choice, err);
 }

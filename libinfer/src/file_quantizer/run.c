@@ -266,6 +266,21 @@ static ggtk_status begin_output(run_state *run, const char *output_path)
     return GGTK_OK;
 }
 
+/* Plans may name types this build cannot write (a dry run shows them); a run refuses them before
+ * anything is created. */
+static ggtk_status check_writable(const inf_quantize_plan *plan, ggtk_error *err)
+{
+    for (int64_t i = 0; i < plan->n_tensors; i++) {
+        const inf_quantize_plan_tensor *entry = &plan->tensors[i];
+        if (entry->new_type != entry->info->type && !inf_type_can_quantize(entry->new_type))
+            return ggtk_error_set(err, GGTK_ERR_UNSUPPORTED, GGTK_NO_OFFSET,
+                                  "%s: tensor '%s': no kernel of this build writes type %s",
+                                  ggtk_path(plan->input), entry->info->name,
+                                  quantize_type_name(entry->new_type));
+    }
+    return GGTK_OK;
+}
+
 static ggtk_status run_all(run_state *run, const char *output_path,
                                    inf_quantize_tensor_stats *stats)
 {
@@ -290,7 +305,9 @@ ggtk_status inf_quantize_run(inf_quantize_plan *plan, const char *output_path,
     if (!plan->writer)
         return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
                               "this plan has already been run");
-    ggtk_status status = inf_quantize_check_paths(ggtk_path(plan->input), output_path, err);
+    ggtk_status status = check_writable(plan, err);
+    if (status == GGTK_OK)
+        status = inf_quantize_check_paths(ggtk_path(plan->input), output_path, err);
     if (status != GGTK_OK)
         return status;
     run_state run = {.plan = plan, .callbacks = callbacks, .err = err, .writer = plan->writer};
