@@ -159,6 +159,8 @@ static int set_text(edit_session *session, const edit_request *edit, const char 
                       "i32 u64 i64 f32 f64 bool str, or arr[TYPE])", (int)type_len, type_name);
     if (type_name) {
         type = is_array ? GGTK_VALUE_ARRAY : elem_type;
+    } else if (!current && strcmp(key, alignment_key) == 0) {
+        type = GGTK_VALUE_UINT32; /* the one type readers accept for it */
     } else if (!current) {
         return refuse(EXIT_USAGE, edit, key, "no such key in the file; to add it, give its "
                       "type: --set %s:TYPE=VALUE", key);

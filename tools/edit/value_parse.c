@@ -90,7 +90,7 @@ static void expected(int row, char *why, size_t why_size, const char *text)
         return;
     default:
         if (value_types[row].is_signed)
-            snprintf(why, why_size, "'%s' is not a %s (a whole number from %lld to %llu)", text,
+            snprintf(why, why_size, "'%s' is not an %s (a whole number from %lld to %llu)", text,
                      name, (long long)value_types[row].min,
                      (unsigned long long)value_types[row].max);
         else
