@@ -76,6 +76,8 @@ bool edit_value_parse(const char *text, ggtk_value_type type, ggtk_value_type el
 /* A string value holding `len` bytes at `data` (copied); false when they are not valid UTF-8
  * (why set) or memory ran out. */
 bool edit_value_string(const char *data, size_t len, edit_value *out, char *why, size_t why_size);
+/* A string array holding copies of the `count` strings `items`; false when memory ran out. */
+bool edit_value_string_list(const ggtk_string *items, size_t count, edit_value *out);
 void edit_value_free(edit_value *value);
 /* Whether `a` and `b` have the same type and the same contents, bit for bit. */
 bool edit_values_equal(const ggtk_value *a, const ggtk_value *b);

@@ -456,11 +456,10 @@ static int set_named_templates(edit_session *session, const edit_request *edit, 
         ggtk_string *views = malloc(n_names * sizeof *views);
         for (size_t i = 0; views && i < n_names; i++)
             views[i] = (ggtk_string){strlen(names[i]), names[i]};
-        value.storage = views;
-        value.value = (ggtk_value){.type = GGTK_VALUE_ARRAY,
-                                   .v.arr = {GGTK_VALUE_STRING, n_names, views}};
-        rc = views ? store(session, edit, "tokenizer.chat_templates", &value)
-                   : refuse(EXIT_FAILED, edit, edit->arg, "out of memory");
+        rc = views && edit_value_string_list(views, n_names, &value)
+                 ? store(session, edit, "tokenizer.chat_templates", &value)
+                 : refuse(EXIT_FAILED, edit, edit->arg, "out of memory");
+        free(views);
         edit_value_free(&value);
     }
     for (size_t i = 0; names && i < n_names; i++)

@@ -205,47 +205,53 @@ static bool parse_scalar(const char *text, ggtk_value_type type, ggtk_value *out
     return ok;
 }
 
-/* A JSON list of strings into one block: the ggtk_string array, then the bytes. */
+bool edit_value_string_list(const ggtk_string *items, size_t count, edit_value *out)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < count; i++)
+        bytes += (size_t)items[i].len + 1;
+    /* One block: the ggtk_string array, then the bytes of each string with its NUL. */
+    ggtk_string *strings = malloc(count * sizeof *strings + bytes + 1);
+    if (!strings)
+        return false;
+    char *next = (char *)(strings + count);
+    for (size_t i = 0; i < count; i++) {
+        memcpy(next, items[i].data, (size_t)items[i].len);
+        next[items[i].len] = '\0';
+        strings[i] = (ggtk_string){items[i].len, next};
+        next += items[i].len + 1;
+    }
+    out->storage = strings;
+    out->value = (ggtk_value){.type = GGTK_VALUE_ARRAY, .v.arr = {GGTK_VALUE_STRING, count, strings}};
+    return true;
+}
+
+/* A JSON list of strings (jansson has checked that they are UTF-8). */
 static bool parse_string_list(const char *text, edit_value *out, char *why, size_t why_size)
 {
     json_error_t error;
-    json_t *list = json_loads(text, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &error);
-    size_t count = json_is_array(list) ? json_array_size(list) : 0, bytes = 0, bad_at;
+    json_t *list = json_loads(text, JSON_ALLOW_NUL, &error);
+    size_t count = json_is_array(list) ? json_array_size(list) : 0;
     bool ok = json_is_array(list);
-    for (size_t i = 0; ok && i < count; i++) {
-        json_t *item = json_array_get(list, i);
-        ok = json_is_string(item);
-        bytes += ok ? json_string_length(item) + 1 : 0;
-    }
+    for (size_t i = 0; ok && i < count; i++)
+        ok = json_is_string(json_array_get(list, i));
     if (!ok) {
         snprintf(why, why_size, "expected a JSON list of strings such as [\"a\", \"b\"]%s%s",
                  list ? "" : ": ", list ? "" : error.text);
         json_decref(list);
         return false;
     }
-    ggtk_string *strings = malloc(count * sizeof *strings + bytes + 1);
-    char *next = (char *)(strings + count);
-    for (size_t i = 0; strings && i < count; i++) {
+    ggtk_string *items = malloc((count ? count : 1) * sizeof *items);
+    for (size_t i = 0; items && i < count; i++) {
         json_t *item = json_array_get(list, i);
-        size_t len = json_string_length(item);
-        memcpy(next, json_string_value(item), len + 1);
-        strings[i] = (ggtk_string){len, next};
-        next += len + 1;
-        if (!utf8_valid(strings[i].data, len, &bad_at)) { /* jansson checks, but to be sure */
-            snprintf(why, why_size, "element %zu is not valid UTF-8", i);
-            free(strings);
-            json_decref(list);
-            return false;
-        }
+        items[i] = (ggtk_string){json_string_length(item), json_string_value(item)};
     }
-    json_decref(list);
-    if (!strings) {
+    ok = items && edit_value_string_list(items, count, out);
+    if (!ok)
         snprintf(why, why_size, "out of memory");
-        return false;
-    }
-    out->storage = strings;
-    out->value = (ggtk_value){.type = GGTK_VALUE_ARRAY, .v.arr = {GGTK_VALUE_STRING, count, strings}};
-    return true;
+    free(items);
+    json_decref(list);
+    return ok;
 }
 
 /* The text between '[' and ']' cut at commas, each piece parsed as a scalar of `elem_type`. */
