@@ -177,8 +177,9 @@ static int set_text(edit_session *session, const edit_request *edit, const char 
     edit_value value;
     char why[300];
     if (!edit_value_parse(text, type, elem_type, &value, why, sizeof why))
-        return refuse(EXIT_USAGE, edit, key, "%s%s", why,
-                      current && !type_name ? " (the type it has in the file)" : "");
+        return current && !type_name
+                   ? refuse(EXIT_USAGE, edit, key, "%s; KEY:TYPE=VALUE changes its type", why)
+                   : refuse(EXIT_USAGE, edit, key, "%s", why);
     int rc = store(session, edit, key, &value);
     edit_value_free(&value);
     return rc;
