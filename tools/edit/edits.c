@@ -33,13 +33,16 @@ static const struct {
 };
 #define N_SPECIAL_TOKENS (sizeof special_tokens / sizeof special_tokens[0])
 
-/* One line "gguf-edit: error: OPTION KEY: MESSAGE"; returns `status`. */
+/* One line "gguf-edit: error: OPTION KEY: MESSAGE"; returns `status`. The key may come from the
+ * file (a pattern's match), so it is escaped. */
 __attribute__((format(printf, 4, 5))) static int refuse(int status, const edit_request *edit,
                                                         const char *key, const char *fmt, ...)
 {
+    char shown[256];
+    ggtk_escape(key, strlen(key), shown, sizeof shown);
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, EDIT_ERROR_PREFIX "%s %s: ", edit->option, key);
+    fprintf(stderr, EDIT_ERROR_PREFIX "%s %s: ", edit->option, shown);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
