@@ -1,6 +1,6 @@
 /* edit_tool.h - the pieces of gguf-edit: the command line (args.c), values parsed from text
- * (value_parse.c), the edits applied to a copy-with-edits writer (edits.c), the metadata diff
- * (report.c). main.c sequences them. */
+ * (value_parse.c), the edits applied to a copy-with-edits writer (edits.c, and tokenizer_edits.c
+ * for special tokens and chat templates), the metadata diff (report.c). main.c sequences them. */
 #ifndef EDIT_TOOL_H
 #define EDIT_TOOL_H
 
@@ -100,6 +100,31 @@ typedef struct edit_session {
     size_t capacity;
     bool quiet; /* no notes on stderr */
 } edit_session;
+
+/* Helpers the edit modules (edits.c, tokenizer_edits.c) share. */
+
+/* One line "gguf-edit: error: OPTION KEY: MESSAGE" on stderr; returns `status`. */
+int edit_refuse(int status, const edit_request *edit, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The key's value as the edits so far leave it; NULL when absent or removed. */
+const ggtk_value *edit_current_value(const edit_session *session, const char *key);
+/* Store `value` under `key` in the writer and the record; takes `value` on success (the caller
+ * frees it either way with edit_value_free). 0 or the exit status after a refusal line. */
+int edit_store(edit_session *session, const edit_request *edit, const char *key, edit_value *value);
+/* A string for `key` (`len` bytes, UTF-8 checked); the key's type becomes string. */
+int edit_set_string(edit_session *session, const edit_request *edit, const char *key,
+                    const char *data, size_t len);
+/* Remove `key`, which must be present (split.* keys refused). */
+int edit_remove_key(edit_session *session, const edit_request *edit, const char *key);
+/* The keys present now (file keys not removed, then added keys) matching the shell pattern, in
+ * a malloc'd array of pointers owned by the session or the file (*n set); NULL when out of
+ * memory. Removing a key may free its name: copy a name before removing it. */
+char **edit_matching_keys(const edit_session *session, const char *pattern, size_t *n);
+
+/* The tokenizer edits (tokenizer_edits.c): --special-token / --special-token-by-id and
+ * --chat-template-config. */
+int edit_apply_special_token(edit_session *session, const edit_request *edit);
+int edit_apply_template_config(edit_session *session, const edit_request *edit);
 
 /* Apply one edit to the session's writer. 0, or EXIT_USAGE / EXIT_FAILED after one line on
  * stderr naming the option, the key and what was expected. */
