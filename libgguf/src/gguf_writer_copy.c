@@ -78,11 +78,32 @@ ggtk_status ggtk_writer_write_from(ggtk_writer *writer, const char *path, const 
             return status;
     }
     ggtk_status status = ggtk_writer_begin(writer, path, err);
+    if (status == GGTK_OK)
+        status = ggtk_writer_write_data_from(writer, source, err);
+    if (status == GGTK_OK)
+        status = ggtk_writer_finish(writer, err);
+    return status;
+}
+
+ggtk_status ggtk_writer_write_data_from(ggtk_writer *writer, const ggtk_file *source,
+                                        ggtk_error *err)
+{
+    if (!writer || !source || !writer->stream.active || writer->stream.tensor != 0 ||
+        writer->stream.tensor_done != 0) {
+        ggtk_writer_abort(writer);
+        return ggtk_fail(err, GGTK_ERR_USAGE, "(writer)", UINT64_MAX,
+                         "no source file, or no write begun with no tensor data yet");
+    }
+    const char *path = ggtk_atomic_file_path(writer->stream.file);
+    const ggtk_tensor_info *from;
+    ggtk_status status = GGTK_OK;
+    for (int64_t i = 0; i < writer->n_tensors && status == GGTK_OK; i++)
+        status = find_source_tensor(&writer->tensors[i], path, source, &from, err);
     for (int64_t i = 0; i < writer->n_tensors && status == GGTK_OK; i++) {
         find_source_tensor(&writer->tensors[i], path, source, &from, err);
         status = copy_tensor_data(writer, from, err);
     }
-    if (status == GGTK_OK)
-        status = ggtk_writer_finish(writer, err);
+    if (status != GGTK_OK)
+        ggtk_writer_abort(writer);
     return status;
 }

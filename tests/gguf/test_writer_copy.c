@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static ggtk_file *open_model(void)
 {
@@ -136,5 +137,34 @@ TEST(test_writer_copy_refuses_mismatched_sources_and_leaves_nothing)
     ggtk_close(metadata_only);
 
     CHECK(support_dir_entries(dir) == 0);
+    ggtk_close(source);
+}
+
+TEST(test_writer_write_data_from_streams_a_begun_write)
+{
+    ggtk_file *source = open_model();
+    CHECK(source);
+    ggtk_writer *w = ggtk_writer_new_from_file(source);
+    CHECK(w);
+    ggtk_error err = {0};
+    /* Not begun: refused, nothing created. */
+    CHECK(ggtk_writer_write_data_from(w, source, &err) == GGTK_ERR_USAGE);
+    const char *path = test_tmpfile("begun.gguf");
+    CHECK(ggtk_writer_begin(w, path, &err) == GGTK_OK);
+    CHECK(ggtk_writer_temp_path(w) != NULL);
+    CHECK_MSG(ggtk_writer_write_data_from(w, source, &err) == GGTK_OK, "%s", err.message);
+    CHECK_MSG(ggtk_writer_finish(w, &err) == GGTK_OK, "%s", err.message);
+    CHECK(support_same_bytes(path, test_model_path()));
+    /* Data already written: refused, and the write is abandoned (its temporary file removed). */
+    const char *again = test_tmpfile("begun-again.gguf");
+    CHECK(ggtk_writer_begin(w, again, &err) == GGTK_OK);
+    char *temp = strdup(ggtk_writer_temp_path(w));
+    const ggtk_tensor_info *first = ggtk_tensor(source, 0);
+    CHECK(temp && access(temp, F_OK) == 0);
+    CHECK(ggtk_writer_write_data(w, first->data, 16, &err) == GGTK_OK);
+    CHECK(ggtk_writer_write_data_from(w, source, &err) == GGTK_ERR_USAGE);
+    CHECK(ggtk_writer_temp_path(w) == NULL && access(temp, F_OK) != 0 && access(again, F_OK) != 0);
+    free(temp);
+    ggtk_writer_free(w);
     ggtk_close(source);
 }

@@ -473,6 +473,11 @@ int inspect_verify(const inspect_options *opt)
     if (!ok)
         goto done;
     if (in_keys + in_tensors > 0) {
+        /* A metadata edit (gguf-edit) leaves the tensor data as it was: say so apart. */
+        if (in_tensors == 0 && !opt->tensor_glob)
+            printf("%s: tensor data OK, all %lld tensors match %s; metadata differs in %lld "
+                   "keys\n", opt->files[0], (long long)ggtk_tensor_count(h.file), opt->manifest,
+                   (long long)in_keys);
         inspect_error("%s: %lld mismatches against %s (metadata: %lld keys, tensors: %lld)",
                       opt->files[0], (long long)(in_keys + in_tensors), opt->manifest,
                       (long long)in_keys, (long long)in_tensors);

@@ -402,6 +402,16 @@ GGTK_API void ggtk_writer_abort(ggtk_writer *writer);
 GGTK_API ggtk_status ggtk_writer_write_from(ggtk_writer *writer, const char *path, const ggtk_file *source,
                                    ggtk_error *err);
 
+/* The data part of ggtk_writer_write_from() for a caller that begins and finishes the write
+ * itself (a tool that must know the temporary file's path before any data is written, to remove
+ * it on a signal): after ggtk_writer_begin() and before any ggtk_writer_write_data(), stream every
+ * tensor's data from the tensor of the same name in `source`, checked as ggtk_writer_write_from()
+ * checks them before a byte is written. Then call ggtk_writer_finish(). On any failure the write
+ * is abandoned as ggtk_writer_abort() does (GGTK_ERR_USAGE also when no write was begun or data
+ * was already written). */
+GGTK_API ggtk_status ggtk_writer_write_data_from(ggtk_writer *writer, const ggtk_file *source,
+                                                 ggtk_error *err);
+
 #ifdef __cplusplus
 }
 #endif
