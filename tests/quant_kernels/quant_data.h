@@ -26,6 +26,11 @@ typedef enum quant_data_set {
  * deterministic generator seeded with `seed`. */
 void quant_data_fill(float *x, int64_t n, uint64_t seed, quant_data_set set);
 
+/* Fill x[0..n) (n a multiple of 256) for the K-quant tests: every third super-block of 256 is
+ * eight blocks of quant_data_fill(set), the others one kind throughout: Gaussian weights, tiny
+ * (1e-25) or large (1e4) ones, signed zeros, one constant, or a single nonzero value. */
+void quant_data_fill_k(float *x, int64_t n, uint64_t seed, quant_data_set set);
+
 /* Next value of a splitmix64 generator. */
 uint64_t quant_data_next(uint64_t *state);
 
