@@ -226,3 +226,18 @@ void quant_data_fill_k(float *x, int64_t n, uint64_t seed, quant_data_set set)
         if (b % 3 != 0) /* every third super-block keeps the mixed blocks */
             superblock_uniform_kind(x + 256 * b, (int)(b / 3 % 6), &state);
 }
+
+void quant_data_fill_rows(float *x, int64_t rows, int64_t cols, uint64_t seed)
+{
+    uint64_t state = seed;
+    for (int64_t r = 0; r < rows; r++) {
+        float *row = x + r * cols;
+        if (r % 2 == 0) {
+            quant_data_fill_k(row, cols, seed + (uint64_t)r, QUANT_DATA_ALL);
+            continue;
+        }
+        const float scale = ldexpf(1.0f, below(&state, 24) - 16);
+        for (int64_t j = 0; j < cols; j++)
+            row[j] = j / 32 % 7 == 3 ? 0.0f : gaussian(&state) * scale;
+    }
+}

@@ -9,6 +9,7 @@
 
 #include <ggtk/inf_quant.h>
 #include "ggml_ref.h"
+#include "kquant_golden.h"
 #include "quant_data.h"
 #include "test.h"
 
@@ -83,37 +84,6 @@ TEST(test_kquant_reference_quantizers_match_ggml)
     free(x), free(want), free(got);
 }
 
-/* Importance matrices of the kinds the tests use. */
-typedef enum imatrix_kind {
-    IMATRIX_POSITIVE,
-    IMATRIX_ZEROS,
-    IMATRIX_TINY,
-    IMATRIX_NAN,
-    IMATRIX_KINDS
-} imatrix_kind;
-
-static void fill_imatrix(float *w, int64_t n, imatrix_kind kind, uint64_t seed)
-{
-    uint64_t s = seed;
-    for (int64_t i = 0; i < n; i++) {
-        double u = (double)(quant_data_next(&s) >> 11) * 0x1p-53;
-        w[i] = (float)(0.01 + 5.0 * u * u);
-        if (kind == IMATRIX_ZEROS) {
-            int64_t r = (int64_t)(quant_data_next(&s) % 10);
-            /* zeros, tiny and denormal entries, and whole super-blocks of zeros */
-            w[i] = r < 3 ? 0.0f : r == 3 ? 1e-30f : r == 4 ? 1e-42f : w[i];
-            if (i / 256 % 4 == 1)
-                w[i] = 0.0f;
-        }
-        if (kind == IMATRIX_TINY) /* normal to denormal, 1e-20 .. 1e-45 */
-            w[i] = ldexpf(w[i], -66 - (int)(quant_data_next(&s) % 84));
-        if (kind == IMATRIX_NAN && quant_data_next(&s) % 50 == 0)
-            w[i] = NAN;
-    }
-}
-
-static const char *const imatrix_names[] = {"positive", "zeros", "tiny", "with NaN"};
-
 TEST(test_imatrix_quantizers_match_ggml_quantize_chunk)
 {
     const char *why = NULL;
@@ -126,10 +96,10 @@ TEST(test_imatrix_quantizers_match_ggml_quantize_chunk)
     uint8_t *want = malloc((size_t)n * 2), *got = malloc((size_t)n * 2);
     uint8_t *plain = malloc((size_t)n * 2);
     CHECK(x && imatrix && want && got && plain);
-    quant_data_fill_k(x, n, 5, QUANT_DATA_DEFINED);
+    quant_data_fill_rows(x, rows, cols, 5);
     int64_t rescued_total = 0;
     for (int kind = 0; kind < IMATRIX_KINDS; kind++) {
-        fill_imatrix(imatrix, cols, (imatrix_kind)kind, 100 + (uint64_t)kind);
+        imatrix_fill(imatrix, cols, (imatrix_kind)kind, 100 + (uint64_t)kind);
         for (size_t t = 0; t < N_WEIGHTED; t++) {
             const scale_fields *f = &weighted_types[t];
             const ggtk_tensor_type_info *info = ggtk_tensor_type_info_get(f->type);
@@ -150,9 +120,9 @@ TEST(test_imatrix_quantizers_match_ggml_quantize_chunk)
                     first = b;
             }
             CHECK_MSG(wrong == 0, "%s imatrix %s: %lld blocks wrong, first %lld", info->name,
-                      imatrix_names[kind], (long long)wrong, (long long)first);
+                      imatrix_kind_name((imatrix_kind)kind), (long long)wrong, (long long)first);
             CHECK_MSG(fallbacks == ggml_nonfinite, "%s imatrix %s: %lld fallbacks, ggml %lld non-finite",
-                      info->name, imatrix_names[kind], (long long)fallbacks,
+                      info->name, imatrix_kind_name((imatrix_kind)kind), (long long)fallbacks,
                       (long long)ggml_nonfinite);
             rescued_total += rescued;
         }
@@ -162,4 +132,54 @@ TEST(test_imatrix_quantizers_match_ggml_quantize_chunk)
      * fp16 range, which the reference search cannot represent either). */
     CHECK_MSG(rescued_total > 0, "no block needed the fallback");
     free(x), free(imatrix), free(want), free(got), free(plain);
+}
+
+/* Where ggml's fp16 scales of the block at `at` sit, for the golden types. */
+static const scale_fields *fields_of(ggtk_tensor_type type)
+{
+    for (size_t t = 0; t < N_WEIGHTED; t++)
+        if (weighted_types[t].type == type)
+            return &weighted_types[t];
+    return NULL;
+}
+
+/* The golden hashes (kquant_golden_table.inc) are ggml's bytes: the reference quantizers'
+ * output, and ggml_quantize_chunk's with an imatrix where its non-finite blocks are replaced by
+ * the reference search's (our counted fallbacks). */
+TEST(test_kquant_golden_hashes_are_ggml_bytes)
+{
+    const char *why = NULL;
+    ggml_quantize_chunk_fn chunk;
+    *(void **)&chunk = ggml_ref_symbol("ggml_quantize_chunk", &why);
+    void (*q8_k_ref)(const float *, void *, int64_t);
+    *(void **)&q8_k_ref = ggml_ref_symbol("quantize_row_q8_K_ref", &why);
+    if (!chunk || !q8_k_ref)
+        SKIP("%s", why);
+    const int64_t n = (int64_t)GOLDEN_ROWS * GOLDEN_COLS;
+    float *x = malloc((size_t)n * sizeof *x), *imatrix = malloc(GOLDEN_COLS * sizeof *imatrix);
+    uint8_t *want = malloc((size_t)n * 2), *plain = malloc((size_t)n * 2);
+    CHECK(x && imatrix && want && plain);
+    for (int i = 0; i < kquant_golden_count; i++) {
+        const kquant_golden *g = &kquant_goldens[i];
+        const ggtk_tensor_type_info *info = ggtk_tensor_type_info_get(g->type);
+        const size_t bytes = (size_t)(n / info->block_size) * info->block_bytes;
+        const bool weighted = g->imatrix != IMATRIX_NONE;
+        golden_input(x, imatrix, g->imatrix);
+        memset(want, 0, bytes);
+        if (g->type == GGTK_TENSOR_Q8_K)
+            q8_k_ref(x, want, n);
+        else
+            chunk((int)g->type, x, want, 0, GOLDEN_ROWS, GOLDEN_COLS, weighted ? imatrix : NULL);
+        CHECK(inf_quantize_rows_imatrix(g->type, x, plain, GOLDEN_ROWS, GOLDEN_COLS, NULL) == 0);
+        const scale_fields *f = fields_of(g->type);
+        for (int64_t b = 0; weighted && b < n / info->block_size; b++)
+            if (!scales_finite(f, want + b * info->block_bytes))
+                memcpy(want + b * info->block_bytes, plain + b * info->block_bytes,
+                       info->block_bytes);
+        uint64_t h = golden_hash(want, bytes);
+        CHECK_MSG(h == g->hash, "%s imatrix %s: ggml's bytes hash to 0x%016llx, table 0x%016llx",
+                  info->name, imatrix_kind_name(g->imatrix), (unsigned long long)h,
+                  (unsigned long long)g->hash);
+    }
+    free(x), free(imatrix), free(want), free(plain);
 }
