@@ -1,7 +1,7 @@
 /* kquant_golden.h - fixed inputs for the searching quantizers (K types and the importance-
- * weighted legacy types) and a 64-bit FNV-1a hash of the bytes they must produce, recorded on x86-64 from
- * ggml's own output (see kquant_golden.c). Shared by the x86 tests and the arm64 cross check,
- * so that every CPU is held to the same bytes. */
+ * weighted legacy types) and a 64-bit FNV-1a hash of the bytes they must produce, recorded on
+ * x86-64 from ggml's own output (see kquant_golden.c). Shared by the x86 tests and the arm64
+ * cross check, so that every CPU is held to the same bytes. */
 #ifndef KQUANT_GOLDEN_H
 #define KQUANT_GOLDEN_H
 

@@ -128,8 +128,8 @@ TEST(test_imatrix_quantizers_match_ggml_quantize_chunk)
         }
     }
     /* The fallback is needed: some blocks ggml writes with NaN or Inf scales are finite here
-     * (NaN and tiny imatrix entries; the other non-finite blocks hold values beyond the type's
-     * fp16 range, which the reference search cannot represent either). */
+     * (NaN imatrix entries, rows whose mean square overflows, values near fp16's limit; the
+     * others hold values beyond the type's range, where the reference search fails too). */
     CHECK_MSG(rescued_total > 0, "no block needed the fallback");
     free(x), free(imatrix), free(want), free(got), free(plain);
 }

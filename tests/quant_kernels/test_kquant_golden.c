@@ -2,6 +2,7 @@
  * hashes recorded from ggml's bytes (kquant_golden.c), at every SIMD level; and the same rules
  * the ggml comparison checks (non-finite input, fallback accounting) on small cases. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,43 +74,59 @@ TEST(test_imatrix_fallback_blocks_are_counted_and_finite)
     CHECK(inf_quantize_rows_imatrix(GGTK_TENSOR_Q8_0, x, got, 1, 256, w) == 0);
 }
 
-/* Quantize and dequantize Gaussian rows: the error relative to the row's RMS stays below a
- * bound per type (a wrong packing of codes or scales breaks it by far). Needs the K-quant
- * dequantizers. */
-TEST(test_kquant_round_trip_error_is_bounded)
+static bool write_file(const char *path, const void *data, size_t bytes)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return false;
+    bool ok = fwrite(data, 1, bytes, f) == bytes;
+    return fclose(f) == 0 && ok;
+}
+
+/* Quantize Gaussian rows (with and without an imatrix) and let gguf-py dequantize them
+ * (py/kquant_roundtrip.py): the error relative to the input's RMS stays below a bound per type,
+ * which a wrong packing of codes or scales breaks by far. */
+TEST(test_kquant_round_trip_through_gguf_py_is_bounded)
 {
     static const struct {
         ggtk_tensor_type type;
-        double max_rel_rms;
+        const char *bound;
     } bounds[] = {
-        {GGTK_TENSOR_Q2_K, 0.45}, {GGTK_TENSOR_Q3_K, 0.25}, {GGTK_TENSOR_Q4_K, 0.12},
-        {GGTK_TENSOR_Q5_K, 0.06}, {GGTK_TENSOR_Q6_K, 0.03}, {GGTK_TENSOR_Q8_K, 0.01},
+        {GGTK_TENSOR_Q2_K, "0.40"}, {GGTK_TENSOR_Q3_K, "0.22"}, {GGTK_TENSOR_Q4_K, "0.11"},
+        {GGTK_TENSOR_Q5_K, "0.055"}, {GGTK_TENSOR_Q6_K, "0.028"}, {GGTK_TENSOR_Q8_K, "0.009"},
     };
-    enum { N = 256 * 64 };
-    float *x = malloc(N * sizeof *x), *back = malloc(N * sizeof *back), *w = malloc(N * 4);
+    enum { ROWS = 8, COLS = 256 * 8, N = ROWS * COLS };
+    float *x = malloc(N * sizeof *x), *w = malloc(COLS * sizeof *w);
     uint8_t *q = malloc(N * 2);
-    CHECK(x && back && q && w);
+    CHECK(x && q && w);
     uint64_t s = 17;
     for (int i = 0; i < N; i++) {
         double u = ((double)(quant_data_next(&s) >> 11) + 0.5) * 0x1p-53;
         double v = (double)(quant_data_next(&s) >> 11) * 0x1p-53;
         x[i] = (float)(sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v));
     }
-    imatrix_fill(w, 256 * 8, IMATRIX_POSITIVE, 3);
+    imatrix_fill(w, COLS, IMATRIX_POSITIVE, 3);
+    CHECK(write_file(test_tmpfile("roundtrip_in.f32"), x, N * sizeof *x));
+    char args[4096] = "";
     for (size_t t = 0; t < sizeof bounds / sizeof bounds[0]; t++) {
-        const inf_quant_kernels *k = inf_quant_kernels_get(bounds[t].type);
-        if (!k->to_float)
-            SKIP("no %s dequantizer in this build", ggtk_tensor_type_info_get(bounds[t].type)->name);
-        for (int with = 0; with < 2; with++) {
-            CHECK(inf_quantize_rows_imatrix(bounds[t].type, x, q, 8, 256 * 8, with ? w : NULL) == 0);
-            k->to_float(q, back, N);
-            double err = 0, ref = 0;
-            for (int i = 0; i < N; i++)
-                err += ((double)back[i] - x[i]) * ((double)back[i] - x[i]), ref += (double)x[i] * x[i];
-            double rel = sqrt(err / ref);
-            CHECK_MSG(rel < bounds[t].max_rel_rms, "%s %s imatrix: relative RMS error %.4f",
-                      ggtk_tensor_type_info_get(bounds[t].type)->name, with ? "with" : "without", rel);
+        const ggtk_tensor_type_info *info = ggtk_tensor_type_info_get(bounds[t].type);
+        for (int with = 0; with < 2 && (with == 0 || bounds[t].type != GGTK_TENSOR_Q8_K); with++) {
+            char name[64], path[1024];
+            snprintf(name, sizeof name, "roundtrip_%s_%d.bin", info->name, with);
+            snprintf(path, sizeof path, "%s", test_tmpfile(name));
+            CHECK(inf_quantize_rows_imatrix(bounds[t].type, x, q, ROWS, COLS, with ? w : NULL) == 0);
+            CHECK(write_file(path, q, (size_t)(N / 256) * info->block_bytes));
+            char upper[16];
+            for (size_t i = 0; i <= strlen(info->name); i++)
+                upper[i] = (char)(info->name[i] >= 'a' && info->name[i] <= 'z' ? info->name[i] - 32
+                                                                              : info->name[i]);
+            size_t len = strlen(args);
+            snprintf(args + len, sizeof args - len, " %s:%s:%s", upper, path, bounds[t].bound);
         }
     }
-    free(x), free(back), free(q), free(w);
+    char *report = NULL;
+    int status = test_run(&report, "python3 tests/quant_kernels/py/kquant_roundtrip.py %s%s",
+                          test_tmpfile("roundtrip_in.f32"), args);
+    CHECK_MSG(status == 0, "gguf-py round trip:\n%s", report ? report : "(no output)");
+    free(report), free(x), free(q), free(w);
 }

@@ -136,7 +136,8 @@ GGTK_API bool inf_quantize_row(ggtk_tensor_type type, const float *src, void *ds
  * quantizer (inf_quantize_row's bytes); otherwise Q2_K..Q6_K and Q4_0, Q4_1, Q5_0, Q5_1 search
  * each block's scales weighted by imatrix[0..n_per_row) (the same weights for every row).
  * NaN safety: with finite input, ggml's weighted search yields a NaN or infinite scale in some
- * blocks (imatrix entries that are NaN, or inputs so large that the weights overflow). Such a
+ * blocks (imatrix entries that are NaN, a row whose mean square overflows float, values near
+ * the edge of fp16's range; see docs/quantization.md). Such a
  * block is quantized by the reference search instead and counted; every other block is byte
  * for byte ggml's. Non-finite input blocks become the NaN block (see inf_quantize_row), not
  * counted. Returns the number of fallback blocks, or -1 (nothing written) when the type has no

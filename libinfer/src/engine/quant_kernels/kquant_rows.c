@@ -1,12 +1,12 @@
 /* kquant_rows.c - row drivers of the searching quantizers (see kquant_quantize.h): the NaN
  * block for non-finite input, and the fallback that keeps importance-weighted output finite.
  *
- * Why a fallback: ggml's weighted searches divide by sums of weights and of weighted squares.
- * With finite input they still produce NaN or infinite scales in a few cases (found by
- * tests/quant_kernels/test_kquant_ggml.c against libggml-base): importance entries of NaN, or
- * input so large that sigma^2 + x^2 overflows, where weight * Inf or Inf - Inf gives NaN
- * weights. Only those blocks are redone with the reference search, which ignores the imatrix;
- * every other block is byte for byte ggml's. */
+ * Why a fallback: with finite input, ggml's weighted searches still store NaN or infinite
+ * scales in some blocks (found by tests/quant_kernels/test_kquant_ggml.c against libggml-base;
+ * see docs/quantization.md): NaN imatrix entries, rows or super-blocks whose mean square
+ * overflows float, and blocks near the edge of fp16's range whose fitted minimum or scale lands
+ * just beyond it. Only those blocks are redone with the reference search, which ignores the
+ * imatrix; every other block is byte for byte ggml's. */
 #include "kquant_quantize.h"
 
 static bool block_is_finite(const float *x, int n)
