@@ -9,10 +9,9 @@
 /* A type with an importance-weighted quantizer (scalar, the same at every level). */
 #define WEIGHTED_ROW(type, prefix, to, from)                                                \
     [GGTK_TENSOR_##type] = {to, from, inf_##prefix##_from_float_imatrix}
-#define LEGACY_ROW(type, prefix, to_level, from_level)                                      \
-    WEIGHTED_ROW(type, prefix, inf_##prefix##_to_float_##to_level,                          \
-                 inf_##prefix##_from_float_##from_level)
-/* K-quant quantizers are scalar at every level. */
+#define LEGACY_ROW(type, prefix, level)                                                     \
+    WEIGHTED_ROW(type, prefix, inf_##prefix##_to_float_##level, inf_##prefix##_from_float_##level)
+/* K-quant quantizers are scalar at every level (the to_float slot: the K dequantizers). */
 #define KQUANT_ROWS                                                                         \
     WEIGHTED_ROW(Q2_K, q2_k, NULL, inf_q2_k_from_float_scalar),                             \
     WEIGHTED_ROW(Q3_K, q3_k, NULL, inf_q3_k_from_float_scalar),                             \
@@ -26,8 +25,8 @@
     {                                                                                       \
         KERNELS(F32, inf_f32_to_float_copy, inf_f32_from_float_copy),                       \
         LEVEL_ROW(F16, f16, level),   LEVEL_ROW(BF16, bf16, level),                         \
-        LEGACY_ROW(Q4_0, q4_0, level, level), LEGACY_ROW(Q4_1, q4_1, level, level),         \
-        LEGACY_ROW(Q5_0, q5_0, level, level), LEGACY_ROW(Q5_1, q5_1, level, level),         \
+        LEGACY_ROW(Q4_0, q4_0, level), LEGACY_ROW(Q4_1, q4_1, level),                       \
+        LEGACY_ROW(Q5_0, q5_0, level), LEGACY_ROW(Q5_1, q5_1, level),                       \
         LEVEL_ROW(Q8_0, q8_0, level), LEVEL_ROW(Q8_1, q8_1, level),                         \
         KQUANT_ROWS,                                                                        \
     }
@@ -44,8 +43,8 @@ static const inf_quant_kernels avx512_kernels[GGTK_TENSOR_TYPE_COUNT] = LEVEL_TA
 static const inf_quant_kernels neon_kernels[GGTK_TENSOR_TYPE_COUNT] = {
     KERNELS(F32, inf_f32_to_float_copy, inf_f32_from_float_copy),
     LEVEL_ROW(F16, f16, neon),     LEVEL_ROW(BF16, bf16, neon),
-    LEGACY_ROW(Q4_0, q4_0, neon, neon), LEGACY_ROW(Q4_1, q4_1, scalar, scalar),
-    LEGACY_ROW(Q5_0, q5_0, scalar, scalar), LEGACY_ROW(Q5_1, q5_1, scalar, scalar),
+    LEGACY_ROW(Q4_0, q4_0, neon),   LEGACY_ROW(Q4_1, q4_1, scalar),
+    LEGACY_ROW(Q5_0, q5_0, scalar), LEGACY_ROW(Q5_1, q5_1, scalar),
     LEVEL_ROW(Q8_0, q8_0, neon),   LEVEL_ROW(Q8_1, q8_1, scalar),
     KQUANT_ROWS,
 };
