@@ -29,28 +29,50 @@ static float signed_max(int n, const float *x, float *amax_out)
     return max;
 }
 
-/* The weighted sums sum(w x l) and sum(w l^2) for the codes of inverse scale `iscale`. */
-static void symmetric_sums(int n, int nmax, const float *x, const float *weights, float iscale,
-                           float *sumlx, float *suml2)
+/* The weights of a symmetric search (x^2 when none are given) and their products with x: the
+ * same products ggml forms inside its sums (w * x * l is (w * x) * l), computed once. */
+static inline __attribute__((always_inline)) void symmetric_weights(int n, const float *x, const float *weights, float *w, float *wx)
 {
+    for (int i = 0; i < n; i++) {
+        w[i] = weights ? weights[i] : x[i] * x[i];
+        wx[i] = w[i] * x[i];
+    }
+}
+
+/* Codes l = round(iscale * x) clamped to [-nmax, nmax - 1]; a loop of its own so that the
+ * compiler can vectorise it (the sums below must stay sequential). */
+static inline __attribute__((always_inline)) void symmetric_levels(int n, int nmax, const float *x, float iscale, int *l)
+{
+    for (int i = 0; i < n; i++)
+        l[i] = clamp_int(kquant_nearest_int(iscale * x[i]), -nmax, nmax - 1);
+}
+
+/* The weighted sums sum(w x l) and sum(w l^2) for the codes of inverse scale `iscale`. */
+static inline __attribute__((always_inline)) void symmetric_sums(int n, int nmax, const float *x, const float *w, const float *wx,
+                           float iscale, float *sumlx, float *suml2)
+{
+    int l[KQUANT_MAX_GROUP];
+    symmetric_levels(n, nmax, x, iscale, l);
     float slx = 0.0f, sl2 = 0.0f;
     for (int i = 0; i < n; i++) {
-        int l = clamp_int(kquant_nearest_int(iscale * x[i]), -nmax, nmax - 1);
-        float w = weights ? weights[i] : x[i] * x[i];
-        slx += w * x[i] * (float)l;
-        sl2 += w * (float)l * (float)l;
+        slx += wx[i] * (float)l[i];
+        sl2 += w[i] * (float)l[i] * (float)l[i];
     }
     *sumlx = slx;
     *suml2 = sl2;
 }
 
-static void symmetric_codes(int n, int nmax, const float *x, float iscale, int8_t *L)
+static inline __attribute__((always_inline)) void symmetric_codes(int n, int nmax, const float *x, float iscale, int8_t *L)
 {
+    int l[KQUANT_MAX_GROUP];
+    symmetric_levels(n, nmax, x, iscale, l);
     for (int i = 0; i < n; i++)
-        L[i] = (int8_t)(nmax + clamp_int(kquant_nearest_int(iscale * x[i]), -nmax, nmax - 1));
+        L[i] = (int8_t)(nmax + l[i]);
 }
 
-float kquant_symmetric_search(int n, int nmax, const float *x, int8_t *L, const float *weights)
+/* Inlined into kquant_symmetric_search with a constant n (see there). */
+static inline __attribute__((always_inline)) float
+symmetric_search(int n, int nmax, const float *x, int8_t *L, const float *weights)
 {
     float amax;
     const float max = signed_max(n, x, &amax);
@@ -58,9 +80,11 @@ float kquant_symmetric_search(int n, int nmax, const float *x, int8_t *L, const 
         memset(L, 0, (size_t)n);
         return 0.0f;
     }
+    float w[KQUANT_MAX_GROUP], wx[KQUANT_MAX_GROUP];
+    symmetric_weights(n, x, weights, w, wx);
     float iscale = (float)-nmax / max;
     float sumlx, suml2;
-    symmetric_sums(n, nmax, x, weights, iscale, &sumlx, &suml2);
+    symmetric_sums(n, nmax, x, w, wx, iscale, &sumlx, &suml2);
     symmetric_codes(n, nmax, x, iscale, L);
     float scale = suml2 != 0.0f ? sumlx / suml2 : 0.0f;
     float best = scale * sumlx;
@@ -68,7 +92,7 @@ float kquant_symmetric_search(int n, int nmax, const float *x, int8_t *L, const 
         if (is == 0)
             continue;
         iscale = -((float)nmax + 0.1f * (float)is) / max;
-        symmetric_sums(n, nmax, x, weights, iscale, &sumlx, &suml2);
+        symmetric_sums(n, nmax, x, w, wx, iscale, &sumlx, &suml2);
         if (suml2 > 0 && sumlx * sumlx > best * suml2) {
             symmetric_codes(n, nmax, x, iscale, L);
             scale = sumlx / suml2;
@@ -76,6 +100,18 @@ float kquant_symmetric_search(int n, int nmax, const float *x, int8_t *L, const 
         }
     }
     return scale;
+}
+
+float kquant_symmetric_search(int n, int nmax, const float *x, int8_t *L, const float *weights)
+{
+    /* The group sizes in use as constants: the compiler then unrolls and vectorises the code
+     * loops (ggml's -O3 build does the same with its inlined search); the float sums keep
+     * their order either way. */
+    if (n == 16)
+        return symmetric_search(16, nmax, x, L, weights);
+    if (n == 32)
+        return symmetric_search(32, nmax, x, L, weights);
+    return symmetric_search(n, nmax, x, L, weights);
 }
 
 float kquant_q3_search(int n, int nmax, const float *x, int8_t *L)
