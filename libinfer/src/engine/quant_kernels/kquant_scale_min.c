@@ -22,11 +22,10 @@ static void requantize(const float *x, int nmax, uint8_t *L, const kquant_scale_
     }
 }
 
-void kquant_scale_min_reference(const float *x, const kquant_search_params *p, uint8_t *L,
-                                kquant_scale_min *out)
+void kquant_scale_min_reference(const float *x, const kquant_search_params *p,
+                                kquant_min_search_x8_fn search, uint8_t *L, kquant_scale_min *out)
 {
-    float weights[32], mins[8], scales[8];
-    float max_scale = 0.0f, max_min = 0.0f;
+    float weights[QUANT_KBLOCK], mins[8], scales[8];
     for (int j = 0; j < 8; j++) {
         /* Weights |x| + the sub-block's root mean square. */
         float sum_x2 = 0.0f;
@@ -34,9 +33,11 @@ void kquant_scale_min_reference(const float *x, const kquant_search_params *p, u
             sum_x2 += x[32 * j + i] * x[32 * j + i];
         const float av_x = sqrtf(sum_x2 / 32);
         for (int i = 0; i < 32; i++)
-            weights[i] = av_x + fabsf(x[32 * j + i]);
-        scales[j] = kquant_min_search(32, p->nmax, x + 32 * j, weights, L + 32 * j, &mins[j],
-                                      p->rmin, p->rdelta, p->nstep, false);
+            weights[32 * j + i] = av_x + fabsf(x[32 * j + i]);
+    }
+    search(32, p->nmax, x, weights, L, scales, mins, p->rmin, p->rdelta, p->nstep, false);
+    float max_scale = 0.0f, max_min = 0.0f;
+    for (int j = 0; j < 8; j++) {
         if (scales[j] > max_scale)
             max_scale = scales[j];
         if (mins[j] > max_min)
@@ -55,9 +56,9 @@ void kquant_scale_min_reference(const float *x, const kquant_search_params *p, u
 }
 
 void kquant_scale_min_weighted(const float *x, const float *qw, int nmax, bool cap_codes,
-                               uint8_t *L, kquant_scale_min *out)
+                               kquant_min_search_x8_fn search, uint8_t *L, kquant_scale_min *out)
 {
-    float weights[32], sw[8], mins[8], scales[8];
+    float weights[QUANT_KBLOCK], sw[8], mins[8], scales[8];
     uint8_t Ls[8], Lm[8];
     float sum_x2 = 0.0f;
     for (int i = 0; i < QUANT_KBLOCK; i++)
@@ -66,13 +67,12 @@ void kquant_scale_min_weighted(const float *x, const float *qw, int nmax, bool c
     for (int j = 0; j < 8; j++) {
         float sumw = 0.0f;
         for (int i = 0; i < 32; i++) {
-            weights[i] = qw[32 * j + i] * sqrtf(sigma2 + x[32 * j + i] * x[32 * j + i]);
-            sumw += weights[i];
+            weights[32 * j + i] = qw[32 * j + i] * sqrtf(sigma2 + x[32 * j + i] * x[32 * j + i]);
+            sumw += weights[32 * j + i];
         }
         sw[j] = sumw;
-        scales[j] = kquant_min_search(32, nmax, x + 32 * j, weights, L + 32 * j, &mins[j], -0.9f,
-                                      0.05f, 36, false);
     }
+    search(32, nmax, x, weights, L, scales, mins, -0.9f, 0.05f, 36, false);
     const float d_block = kquant_positive_search(8, 63, scales, Ls, sw);
     const float m_block = kquant_positive_search(8, 63, mins, Lm, sw);
     for (int j = 0; j < 8; j++) {

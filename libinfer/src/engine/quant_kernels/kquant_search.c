@@ -238,6 +238,15 @@ float kquant_min_search(int n, int nmax, const float *x, const float *weights, u
     return scale;
 }
 
+void kquant_min_search_x8(int n, int nmax, const float *x, const float *weights, uint8_t *L,
+                          float *scales, float *mins, float rmin, float rdelta, int nstep,
+                          bool use_mad)
+{
+    for (int g = 0; g < 8; g++)
+        scales[g] = kquant_min_search(n, nmax, x + n * g, weights + n * g, L + n * g, &mins[g],
+                                      rmin, rdelta, nstep, use_mad);
+}
+
 /* Weighted squared error of x against scale * min(nmax, round(iscale * x)). */
 static float positive_error(int n, int nmax, const float *x, const float *weights, float iscale,
                             float scale)

@@ -44,6 +44,21 @@ float kquant_q3_search(int n, int nmax, const float *x, int8_t *L);
 float kquant_min_search(int n, int nmax, const float *x, const float *weights, uint8_t *L,
                         float *min_out, float rmin, float rdelta, int nstep, bool use_mad);
 
+/* kquant_min_search on 8 groups of n values at x + n * g (weights and L laid out alike), each
+ * group's scale to scales[g] and minimum to mins[g]. The AVX2 form runs one group per lane with
+ * the same operations, so both give the same bits. */
+typedef void (*kquant_min_search_x8_fn)(int n, int nmax, const float *x, const float *weights,
+                                        uint8_t *L, float *scales, float *mins, float rmin,
+                                        float rdelta, int nstep, bool use_mad);
+void kquant_min_search_x8(int n, int nmax, const float *x, const float *weights, uint8_t *L,
+                          float *scales, float *mins, float rmin, float rdelta, int nstep,
+                          bool use_mad);
+#if defined(__x86_64__)
+void kquant_min_search_x8_avx2(int n, int nmax, const float *x, const float *weights, uint8_t *L,
+                               float *scales, float *mins, float rmin, float rdelta, int nstep,
+                               bool use_mad);
+#endif
+
 /* Codes L[i] in [0, nmax] for non-negative x (the sub-block scales or minimums of an
  * importance-weighted super-block) with x ~ scale * L (ggml's make_qp_quants): 9 trial scales,
  * then up to five passes moving single codes. Returns the scale (0 when max x < 1e-15). */

@@ -1,6 +1,7 @@
 /* quant_table.c - one kernel table per SIMD level, indexed by tensor type, and the checked
  * public entry points that dispatch through the table of the active level. */
 #include "kquant_quantize.h"
+#include "kquant_scale_min.h"
 #include "quant_internal.h"
 
 #define KERNELS(type, to, from) [GGTK_TENSOR_##type] = {to, from, NULL}
@@ -11,30 +12,36 @@
     [GGTK_TENSOR_##type] = {to, from, inf_##prefix##_from_float_imatrix}
 #define LEGACY_ROW(type, prefix, level)                                                     \
     WEIGHTED_ROW(type, prefix, inf_##prefix##_to_float_##level, inf_##prefix##_from_float_##level)
-/* K-quant quantizers are scalar at every level (the to_float slot: the K dequantizers). */
-#define KQUANT_ROWS                                                                         \
+/* K-quant quantizers: scalar at every level, except Q4_K and Q5_K whose sub-block searches
+ * run 8 at a time with AVX2 (`search` is scalar or avx2; same bytes). The to_float slot: the K
+ * dequantizers. */
+#define KQUANT_ROWS(search)                                                                 \
     WEIGHTED_ROW(Q2_K, q2_k, NULL, inf_q2_k_from_float_scalar),                             \
     WEIGHTED_ROW(Q3_K, q3_k, NULL, inf_q3_k_from_float_scalar),                             \
-    WEIGHTED_ROW(Q4_K, q4_k, NULL, inf_q4_k_from_float_scalar),                             \
-    WEIGHTED_ROW(Q5_K, q5_k, NULL, inf_q5_k_from_float_scalar),                             \
+    [GGTK_TENSOR_Q4_K] = {NULL, inf_q4_k_from_float_##search,                               \
+                          KQUANT_IMATRIX_##search(q4_k)},                                   \
+    [GGTK_TENSOR_Q5_K] = {NULL, inf_q5_k_from_float_##search,                               \
+                          KQUANT_IMATRIX_##search(q5_k)},                                   \
     WEIGHTED_ROW(Q6_K, q6_k, NULL, inf_q6_k_from_float_scalar),                             \
     KERNELS(Q8_K, NULL, inf_q8_k_from_float_scalar)
+#define KQUANT_IMATRIX_scalar(prefix) inf_##prefix##_from_float_imatrix
+#define KQUANT_IMATRIX_avx2(prefix) inf_##prefix##_from_float_imatrix_avx2
 
 /* One table per level; every supported type has a kernel at every level. */
-#define LEVEL_TABLE(level)                                                                  \
+#define LEVEL_TABLE(level, ksearch)                                                         \
     {                                                                                       \
         KERNELS(F32, inf_f32_to_float_copy, inf_f32_from_float_copy),                       \
         LEVEL_ROW(F16, f16, level),   LEVEL_ROW(BF16, bf16, level),                         \
         LEGACY_ROW(Q4_0, q4_0, level), LEGACY_ROW(Q4_1, q4_1, level),                       \
         LEGACY_ROW(Q5_0, q5_0, level), LEGACY_ROW(Q5_1, q5_1, level),                       \
         LEVEL_ROW(Q8_0, q8_0, level), LEVEL_ROW(Q8_1, q8_1, level),                         \
-        KQUANT_ROWS,                                                                        \
+        KQUANT_ROWS(ksearch),                                                               \
     }
 
-static const inf_quant_kernels scalar_kernels[GGTK_TENSOR_TYPE_COUNT] = LEVEL_TABLE(scalar);
+static const inf_quant_kernels scalar_kernels[GGTK_TENSOR_TYPE_COUNT] = LEVEL_TABLE(scalar, scalar);
 #if defined(__x86_64__)
-static const inf_quant_kernels avx2_kernels[GGTK_TENSOR_TYPE_COUNT] = LEVEL_TABLE(avx2);
-static const inf_quant_kernels avx512_kernels[GGTK_TENSOR_TYPE_COUNT] = LEVEL_TABLE(avx512);
+static const inf_quant_kernels avx2_kernels[GGTK_TENSOR_TYPE_COUNT] = LEVEL_TABLE(avx2, avx2);
+static const inf_quant_kernels avx512_kernels[GGTK_TENSOR_TYPE_COUNT] = LEVEL_TABLE(avx512, avx2);
 #endif
 
 #if defined(__ARM_NEON) && defined(__aarch64__)
@@ -46,7 +53,7 @@ static const inf_quant_kernels neon_kernels[GGTK_TENSOR_TYPE_COUNT] = {
     LEGACY_ROW(Q4_0, q4_0, neon),   LEGACY_ROW(Q4_1, q4_1, scalar),
     LEGACY_ROW(Q5_0, q5_0, scalar), LEGACY_ROW(Q5_1, q5_1, scalar),
     LEVEL_ROW(Q8_0, q8_0, neon),   LEVEL_ROW(Q8_1, q8_1, scalar),
-    KQUANT_ROWS,
+    KQUANT_ROWS(scalar),
 };
 #endif
 
