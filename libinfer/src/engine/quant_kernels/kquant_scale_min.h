@@ -30,15 +30,4 @@ void kquant_scale_min_reference(const float *x, const kquant_search_params *p,
 void kquant_scale_min_weighted(const float *x, const float *qw, int nmax, bool cap_codes,
                                kquant_min_search_x8_fn search, uint8_t *L, kquant_scale_min *out);
 
-/* The Q4_K/Q5_K row kernels of the AVX2 and AVX-512 levels (kquant_search_avx2.c does the
- * sub-block searches). */
-#if defined(__x86_64__)
-void inf_q4_k_from_float_avx2(const float *src, void *dst, int64_t n);
-void inf_q5_k_from_float_avx2(const float *src, void *dst, int64_t n);
-int64_t inf_q4_k_from_float_imatrix_avx2(const float *src, void *dst, int64_t n,
-                                         const float *imatrix);
-int64_t inf_q5_k_from_float_imatrix_avx2(const float *src, void *dst, int64_t n,
-                                         const float *imatrix);
-#endif
-
 #endif

@@ -22,17 +22,17 @@ static void q2_k_requantize(const float *x, uint8_t *L, block_q2_K *y)
 
 /* Sub-block fits weighted by |x| (absolute error), then the 16 scales and 16 minimums
  * quantized linearly to 4 bits against the largest of each. */
-static void q2_k_reference(const float *x, void *block)
+static void q2_k_reference_with(const float *x, block_q2_K *y, kquant_min_search_x8_fn search)
 {
-    block_q2_K *y = block;
     uint8_t L[QUANT_KBLOCK];
-    float weights[16], mins[16], scales[16];
+    float weights[QUANT_KBLOCK], mins[16], scales[16];
+    for (int i = 0; i < QUANT_KBLOCK; i++)
+        weights[i] = fabsf(x[i]);
+    for (int half = 0; half < 2; half++)
+        search(16, 3, x + 128 * half, weights + 128 * half, L + 128 * half, scales + 8 * half,
+               mins + 8 * half, -0.5f, 0.1f, 15, true);
     float max_scale = 0.0f, max_min = 0.0f;
     for (int j = 0; j < 16; j++) {
-        for (int i = 0; i < 16; i++)
-            weights[i] = fabsf(x[16 * j + i]);
-        scales[j] = kquant_min_search(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], -0.5f,
-                                      0.1f, 15, true);
         if (scales[j] > max_scale)
             max_scale = scales[j];
         if (mins[j] > max_min)
@@ -60,12 +60,11 @@ static void q2_k_reference(const float *x, void *block)
 
 /* Weights qw * sqrt(sigma^2 + x^2) (sigma^2 the super-block's mean square), squared error,
  * and the 4-bit scales and minimums themselves fitted by a weighted search. */
-static void q2_k_weighted(const float *x, const float *qw, float row_sigma2, void *block)
+static void q2_k_weighted_with(const float *x, const float *qw, block_q2_K *y,
+                               kquant_min_search_x8_fn search)
 {
-    (void)row_sigma2;
-    block_q2_K *y = block;
     uint8_t L[QUANT_KBLOCK], Ls[16], Lm[16];
-    float weight[16], mins[16], scales[16], sw[16];
+    float weight[QUANT_KBLOCK], mins[16], scales[16], sw[16];
     float sumx2 = 0.0f;
     for (int j = 0; j < QUANT_KBLOCK; j++)
         sumx2 += x[j] * x[j];
@@ -73,12 +72,13 @@ static void q2_k_weighted(const float *x, const float *qw, float row_sigma2, voi
     for (int j = 0; j < 16; j++) {
         sw[j] = 0.0f;
         for (int i = 0; i < 16; i++) {
-            weight[i] = qw[16 * j + i] * sqrtf(sigma2 + x[16 * j + i] * x[16 * j + i]);
-            sw[j] += weight[i];
+            weight[16 * j + i] = qw[16 * j + i] * sqrtf(sigma2 + x[16 * j + i] * x[16 * j + i]);
+            sw[j] += weight[16 * j + i];
         }
-        scales[j] = kquant_min_search(16, 3, x + 16 * j, weight, L + 16 * j, &mins[j], -0.9f,
-                                      0.05f, 36, false);
     }
+    for (int half = 0; half < 2; half++)
+        search(16, 3, x + 128 * half, weight + 128 * half, L + 128 * half, scales + 8 * half,
+               mins + 8 * half, -0.9f, 0.05f, 36, false);
     y->d = quant_fp32_to_fp16(kquant_positive_search(16, 15, scales, Ls, sw));
     y->dmin = quant_fp32_to_fp16(kquant_positive_search(16, 15, mins, Lm, sw));
     for (int j = 0; j < 16; j++)
@@ -86,21 +86,38 @@ static void q2_k_weighted(const float *x, const float *qw, float row_sigma2, voi
     q2_k_requantize(x, L, y);
 }
 
-static const search_quant_type q2_k = {
-    .block_size = QUANT_KBLOCK,
-    .block_bytes = sizeof(block_q2_K),
-    .reference = q2_k_reference,
-    .weighted = q2_k_weighted,
-    .d_offset = offsetof(block_q2_K, d),
-    .min_offset = offsetof(block_q2_K, dmin),
-};
+/* The block quantizers with a given sub-block search, and the row kernels built on them. */
+#define Q2_K_KERNELS(suffix, search, from_float, from_float_imatrix)                        \
+    static void q2_k_reference##suffix(const float *x, void *block)                         \
+    {                                                                                       \
+        q2_k_reference_with(x, block, search);                                              \
+    }                                                                                       \
+    static void q2_k_weighted##suffix(const float *x, const float *qw, float row_sigma2,    \
+                                      void *block)                                          \
+    {                                                                                       \
+        (void)row_sigma2;                                                                   \
+        q2_k_weighted_with(x, qw, block, search);                                           \
+    }                                                                                       \
+    static const search_quant_type q2_k##suffix = {                                         \
+        .block_size = QUANT_KBLOCK,                                                         \
+        .block_bytes = sizeof(block_q2_K),                                                  \
+        .reference = q2_k_reference##suffix,                                                \
+        .weighted = q2_k_weighted##suffix,                                                  \
+        .d_offset = offsetof(block_q2_K, d),                                                \
+        .min_offset = offsetof(block_q2_K, dmin),                                           \
+    };                                                                                      \
+    void from_float(const float *src, void *dst, int64_t n)                                 \
+    {                                                                                       \
+        search_quantize_reference(&q2_k##suffix, src, dst, n);                              \
+    }                                                                                       \
+    int64_t from_float_imatrix(const float *src, void *dst, int64_t n, const float *imatrix) \
+    {                                                                                       \
+        return search_quantize_weighted(&q2_k##suffix, src, dst, n, imatrix);               \
+    }
 
-void inf_q2_k_from_float_scalar(const float *src, void *dst, int64_t n)
-{
-    search_quantize_reference(&q2_k, src, dst, n);
-}
-
-int64_t inf_q2_k_from_float_imatrix(const float *src, void *dst, int64_t n, const float *imatrix)
-{
-    return search_quantize_weighted(&q2_k, src, dst, n, imatrix);
-}
+Q2_K_KERNELS(_scalar, kquant_min_search_x8, inf_q2_k_from_float_scalar,
+             inf_q2_k_from_float_imatrix)
+#if defined(__x86_64__)
+Q2_K_KERNELS(_avx2, kquant_min_search_x8_avx2, inf_q2_k_from_float_avx2,
+             inf_q2_k_from_float_imatrix_avx2)
+#endif

@@ -1,7 +1,6 @@
 /* quant_table.c - one kernel table per SIMD level, indexed by tensor type, and the checked
  * public entry points that dispatch through the table of the active level. */
 #include "kquant_quantize.h"
-#include "kquant_scale_min.h"
 #include "quant_internal.h"
 
 #define KERNELS(type, to, from) [GGTK_TENSOR_##type] = {to, from, NULL}
@@ -12,11 +11,12 @@
     [GGTK_TENSOR_##type] = {to, from, inf_##prefix##_from_float_imatrix}
 #define LEGACY_ROW(type, prefix, level)                                                     \
     WEIGHTED_ROW(type, prefix, inf_##prefix##_to_float_##level, inf_##prefix##_from_float_##level)
-/* K-quant quantizers: scalar at every level, except Q4_K and Q5_K whose sub-block searches
- * run 8 at a time with AVX2 (`search` is scalar or avx2; same bytes). The to_float slot: the K
+/* K-quant quantizers: scalar at every level, except Q2_K, Q4_K and Q5_K whose sub-block
+ * searches run 8 at a time with AVX2 (`search` is scalar or avx2; same bytes). The to_float slot: the K
  * dequantizers. */
 #define KQUANT_ROWS(search)                                                                 \
-    WEIGHTED_ROW(Q2_K, q2_k, NULL, inf_q2_k_from_float_scalar),                             \
+    [GGTK_TENSOR_Q2_K] = {NULL, inf_q2_k_from_float_##search,                               \
+                          KQUANT_IMATRIX_##search(q2_k)},                                   \
     WEIGHTED_ROW(Q3_K, q3_k, NULL, inf_q3_k_from_float_scalar),                             \
     [GGTK_TENSOR_Q4_K] = {NULL, inf_q4_k_from_float_##search,                               \
                           KQUANT_IMATRIX_##search(q4_k)},                                   \
