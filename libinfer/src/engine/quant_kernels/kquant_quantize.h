@@ -58,11 +58,14 @@ int64_t inf_q4_0_from_float_imatrix(const float *src, void *dst, int64_t n, cons
 int64_t inf_q4_1_from_float_imatrix(const float *src, void *dst, int64_t n, const float *imatrix);
 int64_t inf_q5_0_from_float_imatrix(const float *src, void *dst, int64_t n, const float *imatrix);
 int64_t inf_q5_1_from_float_imatrix(const float *src, void *dst, int64_t n, const float *imatrix);
-/* The Q2_K, Q4_K and Q5_K row kernels of the AVX2 and AVX-512 levels (kquant_search_avx2.c
- * does the sub-block searches). */
+/* The Q2_K, Q4_K, Q5_K and Q6_K row kernels of the AVX2 and AVX-512 levels
+ * (kquant_search_avx2.c does the sub-block searches). */
 #if defined(__x86_64__)
 void inf_q2_k_from_float_avx2(const float *src, void *dst, int64_t n);
 int64_t inf_q2_k_from_float_imatrix_avx2(const float *src, void *dst, int64_t n,
+                                         const float *imatrix);
+void inf_q6_k_from_float_avx2(const float *src, void *dst, int64_t n);
+int64_t inf_q6_k_from_float_imatrix_avx2(const float *src, void *dst, int64_t n,
                                          const float *imatrix);
 void inf_q4_k_from_float_avx2(const float *src, void *dst, int64_t n);
 void inf_q5_k_from_float_avx2(const float *src, void *dst, int64_t n);

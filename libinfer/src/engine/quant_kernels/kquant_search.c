@@ -114,6 +114,14 @@ float kquant_symmetric_search(int n, int nmax, const float *x, int8_t *L, const 
     return symmetric_search(n, nmax, x, L, weights);
 }
 
+void kquant_symmetric_search_x8(int n, int nmax, const float *x, const float *weights, int8_t *L,
+                                float *scales)
+{
+    for (int g = 0; g < 8; g++)
+        scales[g] = kquant_symmetric_search(n, nmax, x + n * g, L + n * g,
+                                            weights ? weights + n * g : NULL);
+}
+
 float kquant_q3_search(int n, int nmax, const float *x, int8_t *L)
 {
     float amax;

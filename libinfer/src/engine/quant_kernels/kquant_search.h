@@ -31,6 +31,18 @@ static inline int kquant_nearest_int(float v)
  * below 1e-15. */
 float kquant_symmetric_search(int n, int nmax, const float *x, int8_t *L, const float *weights);
 
+/* kquant_symmetric_search on 8 groups of n values at x + n * g (weights, when not NULL, and L
+ * laid out alike), each group's scale to scales[g]; the AVX2 form runs one group per lane with
+ * the same operations. */
+typedef void (*kquant_symmetric_search_x8_fn)(int n, int nmax, const float *x,
+                                              const float *weights, int8_t *L, float *scales);
+void kquant_symmetric_search_x8(int n, int nmax, const float *x, const float *weights, int8_t *L,
+                                float *scales);
+#if defined(__x86_64__)
+void kquant_symmetric_search_x8_avx2(int n, int nmax, const float *x, const float *weights,
+                                     int8_t *L, float *scales);
+#endif
+
 /* Symmetric 3-bit-style codes for the Q3_K reference (ggml's make_q3_quants with do_rmse): a
  * first guess, then up to five passes moving single codes while the x^2-weighted fit improves.
  * L[i] = l + nmax. Returns the scale (0 for a group below 1e-15). */

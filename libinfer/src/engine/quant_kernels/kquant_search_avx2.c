@@ -119,3 +119,84 @@ void kquant_min_search_x8_avx2(int n, int nmax, const float *x, const float *wei
             L[n * g + i] = (uint8_t)((flat_bits >> g) & 1 ? 0 : lanes[g]);
     }
 }
+
+/* round(iscale * x) clamped to [-nmax, nmax - 1]. */
+static inline __m256i symmetric_code(__m256 iscale, __m256 x, int nmax)
+{
+    __m256i l = nearest_int8(_mm256_mul_ps(iscale, x));
+    return _mm256_min_epi32(_mm256_max_epi32(l, _mm256_set1_epi32(-nmax)),
+                            _mm256_set1_epi32(nmax - 1));
+}
+
+/* sum(w x l) and sum(w l^2) in element order, wx = w * x. */
+static inline void symmetric_sums8(int n, int nmax, const __m256 *x, const __m256 *w,
+                                   const __m256 *wx, __m256 iscale, __m256i *l, __m256 *slx,
+                                   __m256 *sl2)
+{
+    __m256 a = _mm256_setzero_ps(), b = _mm256_setzero_ps();
+    for (int i = 0; i < n; i++) {
+        l[i] = symmetric_code(iscale, x[i], nmax);
+        __m256 lf = _mm256_cvtepi32_ps(l[i]);
+        a = _mm256_add_ps(a, _mm256_mul_ps(wx[i], lf));
+        b = _mm256_add_ps(b, _mm256_mul_ps(_mm256_mul_ps(w[i], lf), lf));
+    }
+    *slx = a;
+    *sl2 = b;
+}
+
+void kquant_symmetric_search_x8_avx2(int n, int nmax, const float *x, const float *weights,
+                                     int8_t *L, float *scales)
+{
+    if (n < 1 || n > KQUANT_MAX_GROUP)
+        return;
+    const __m256i stride = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                              _mm256_set1_epi32(n));
+    const __m256 zero = _mm256_setzero_ps();
+    const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+    __m256 xv[KQUANT_MAX_GROUP], wv[KQUANT_MAX_GROUP], wxv[KQUANT_MAX_GROUP];
+    __m256i lv[KQUANT_MAX_GROUP], trial[KQUANT_MAX_GROUP];
+    __m256 max = zero, amax = zero;
+    for (int i = 0; i < n; i++) {
+        xv[i] = _mm256_i32gather_ps(x + i, stride, 4);
+        wv[i] = weights ? _mm256_i32gather_ps(weights + i, stride, 4) : _mm256_mul_ps(xv[i], xv[i]);
+        wxv[i] = _mm256_mul_ps(wv[i], xv[i]);
+        __m256 ax = _mm256_and_ps(xv[i], abs_mask);
+        __m256 larger = _mm256_cmp_ps(ax, amax, _CMP_GT_OQ);
+        amax = _mm256_blendv_ps(amax, ax, larger);
+        max = _mm256_blendv_ps(max, xv[i], larger);
+    }
+    const __m256 tiny = _mm256_cmp_ps(amax, _mm256_set1_ps(1e-15f), _CMP_LT_OQ);
+    __m256 iscale = _mm256_div_ps(_mm256_set1_ps((float)-nmax), max);
+    __m256 slx, sl2;
+    symmetric_sums8(n, nmax, xv, wv, wxv, iscale, lv, &slx, &sl2);
+    /* scalar: suml2 != 0 ? sumlx / suml2 : 0 (NaN != 0 holds) */
+    __m256 scale = _mm256_blendv_ps(zero, _mm256_div_ps(slx, sl2),
+                                    _mm256_cmp_ps(sl2, zero, _CMP_NEQ_UQ));
+    __m256 best = _mm256_mul_ps(scale, slx);
+    for (int is = -9; is <= 9; is++) {
+        if (is == 0)
+            continue;
+        const float num = -((float)nmax + 0.1f * (float)is);
+        iscale = _mm256_div_ps(_mm256_set1_ps(num), max);
+        symmetric_sums8(n, nmax, xv, wv, wxv, iscale, trial, &slx, &sl2);
+        __m256 take = _mm256_and_ps(
+            _mm256_cmp_ps(sl2, zero, _CMP_GT_OQ),
+            _mm256_cmp_ps(_mm256_mul_ps(slx, slx), _mm256_mul_ps(best, sl2), _CMP_GT_OQ));
+        if (_mm256_movemask_ps(take) == 0)
+            continue;
+        for (int i = 0; i < n; i++)
+            lv[i] = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(lv[i]),
+                                                         _mm256_castsi256_ps(trial[i]), take));
+        scale = _mm256_blendv_ps(scale, _mm256_div_ps(slx, sl2), take);
+        best = _mm256_blendv_ps(best, _mm256_mul_ps(scale, slx), take);
+    }
+    /* A group below 1e-15: codes 0, scale 0. */
+    _mm256_storeu_ps(scales, _mm256_blendv_ps(scale, zero, tiny));
+    const int tiny_bits = _mm256_movemask_ps(tiny);
+    for (int i = 0; i < n; i++) {
+        int32_t lanes[8];
+        _mm256_storeu_si256((__m256i *)lanes, lv[i]);
+        for (int g = 0; g < 8; g++)
+            L[n * g + i] = (int8_t)((tiny_bits >> g) & 1 ? 0 : nmax + lanes[g]);
+    }
+}

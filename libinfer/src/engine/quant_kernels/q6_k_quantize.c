@@ -46,40 +46,51 @@ static void q6_k_finish(const float *x, const float *scales, int8_t *L, block_q6
     }
 }
 
-static void q6_k_reference(const float *x, void *block)
+/* Sub-block scales by the symmetric search, 8 sub-blocks per call; qw NULL means weights x^2
+ * (the reference), else the imatrix entries themselves. */
+static void q6_k_block(const float *x, const float *qw, block_q6_K *y,
+                       kquant_symmetric_search_x8_fn search)
 {
     int8_t L[QUANT_KBLOCK];
     float scales[16];
-    for (int j = 0; j < 16; j++)
-        scales[j] = kquant_symmetric_search(16, 32, x + 16 * j, L + 16 * j, NULL);
-    q6_k_finish(x, scales, L, block);
+    for (int half = 0; half < 2; half++)
+        search(16, 32, x + 128 * half, qw ? qw + 128 * half : NULL, L + 128 * half,
+               scales + 8 * half);
+    q6_k_finish(x, scales, L, y);
 }
 
-static void q6_k_weighted(const float *x, const float *qw, float row_sigma2, void *block)
-{
-    (void)row_sigma2;
-    int8_t L[QUANT_KBLOCK];
-    float scales[16];
-    for (int j = 0; j < 16; j++)
-        scales[j] = kquant_symmetric_search(16, 32, x + 16 * j, L + 16 * j, qw + 16 * j);
-    q6_k_finish(x, scales, L, block);
-}
+/* The block quantizers with a given search, and the row kernels built on them. */
+#define Q6_K_KERNELS(suffix, search, from_float, from_float_imatrix)                        \
+    static void q6_k_reference##suffix(const float *x, void *block)                         \
+    {                                                                                       \
+        q6_k_block(x, NULL, block, search);                                                 \
+    }                                                                                       \
+    static void q6_k_weighted##suffix(const float *x, const float *qw, float row_sigma2,    \
+                                      void *block)                                          \
+    {                                                                                       \
+        (void)row_sigma2;                                                                   \
+        q6_k_block(x, qw, block, search);                                                   \
+    }                                                                                       \
+    static const search_quant_type q6_k##suffix = {                                         \
+        .block_size = QUANT_KBLOCK,                                                         \
+        .block_bytes = sizeof(block_q6_K),                                                  \
+        .reference = q6_k_reference##suffix,                                                \
+        .weighted = q6_k_weighted##suffix,                                                  \
+        .d_offset = offsetof(block_q6_K, d),                                                \
+        .min_offset = -1,                                                                   \
+    };                                                                                      \
+    void from_float(const float *src, void *dst, int64_t n)                                 \
+    {                                                                                       \
+        search_quantize_reference(&q6_k##suffix, src, dst, n);                              \
+    }                                                                                       \
+    int64_t from_float_imatrix(const float *src, void *dst, int64_t n, const float *imatrix) \
+    {                                                                                       \
+        return search_quantize_weighted(&q6_k##suffix, src, dst, n, imatrix);               \
+    }
 
-static const search_quant_type q6_k = {
-    .block_size = QUANT_KBLOCK,
-    .block_bytes = sizeof(block_q6_K),
-    .reference = q6_k_reference,
-    .weighted = q6_k_weighted,
-    .d_offset = offsetof(block_q6_K, d),
-    .min_offset = -1,
-};
-
-void inf_q6_k_from_float_scalar(const float *src, void *dst, int64_t n)
-{
-    search_quantize_reference(&q6_k, src, dst, n);
-}
-
-int64_t inf_q6_k_from_float_imatrix(const float *src, void *dst, int64_t n, const float *imatrix)
-{
-    return search_quantize_weighted(&q6_k, src, dst, n, imatrix);
-}
+Q6_K_KERNELS(_scalar, kquant_symmetric_search_x8, inf_q6_k_from_float_scalar,
+             inf_q6_k_from_float_imatrix)
+#if defined(__x86_64__)
+Q6_K_KERNELS(_avx2, kquant_symmetric_search_x8_avx2, inf_q6_k_from_float_avx2,
+             inf_q6_k_from_float_imatrix_avx2)
+#endif

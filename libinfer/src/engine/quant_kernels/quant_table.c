@@ -11,8 +11,8 @@
     [GGTK_TENSOR_##type] = {to, from, inf_##prefix##_from_float_imatrix}
 #define LEGACY_ROW(type, prefix, level)                                                     \
     WEIGHTED_ROW(type, prefix, inf_##prefix##_to_float_##level, inf_##prefix##_from_float_##level)
-/* K-quant quantizers: scalar at every level, except Q2_K, Q4_K and Q5_K whose sub-block
- * searches run 8 at a time with AVX2 (`search` is scalar or avx2; same bytes). The to_float slot: the K
+/* K-quant quantizers: scalar at every level, except Q2_K, Q4_K, Q5_K and Q6_K whose
+ * sub-block searches run 8 at a time with AVX2 (`search` is scalar or avx2; same bytes). The to_float slot: the K
  * dequantizers. */
 #define KQUANT_ROWS(search)                                                                 \
     [GGTK_TENSOR_Q2_K] = {NULL, inf_q2_k_from_float_##search,                               \
@@ -22,7 +22,8 @@
                           KQUANT_IMATRIX_##search(q4_k)},                                   \
     [GGTK_TENSOR_Q5_K] = {NULL, inf_q5_k_from_float_##search,                               \
                           KQUANT_IMATRIX_##search(q5_k)},                                   \
-    WEIGHTED_ROW(Q6_K, q6_k, NULL, inf_q6_k_from_float_scalar),                             \
+    [GGTK_TENSOR_Q6_K] = {NULL, inf_q6_k_from_float_##search,                               \
+                          KQUANT_IMATRIX_##search(q6_k)},                                   \
     KERNELS(Q8_K, NULL, inf_q8_k_from_float_scalar)
 #define KQUANT_IMATRIX_scalar(prefix) inf_##prefix##_from_float_imatrix
 #define KQUANT_IMATRIX_avx2(prefix) inf_##prefix##_from_float_imatrix_avx2
