@@ -1,7 +1,8 @@
 /* The K-quant quantizers and every importance-weighted quantizer against ggml itself (REF_BIN,
  * see ggml_ref.h): reference quantizers against ggml's from_float_ref, weighted ones against
  * ggml_quantize_chunk with an imatrix, byte for byte, except the blocks where ggml's weighted
- * scales come out non-finite: those must be ours' counted fallbacks, and finite. */
+ * scales come out non-finite: those must be our counted fallbacks, holding the reference
+ * search's bytes (finite wherever the values fit the type, which some must be). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,7 +122,8 @@ TEST(test_imatrix_quantizers_match_ggml_quantize_chunk)
             }
             CHECK_MSG(wrong == 0, "%s imatrix %s: %lld blocks wrong, first %lld", info->name,
                       imatrix_kind_name((imatrix_kind)kind), (long long)wrong, (long long)first);
-            CHECK_MSG(fallbacks == ggml_nonfinite, "%s imatrix %s: %lld fallbacks, ggml %lld non-finite",
+            CHECK_MSG(fallbacks == ggml_nonfinite,
+                      "%s imatrix %s: %lld fallbacks, ggml %lld non-finite",
                       info->name, imatrix_kind_name((imatrix_kind)kind), (long long)fallbacks,
                       (long long)ggml_nonfinite);
             rescued_total += rescued;

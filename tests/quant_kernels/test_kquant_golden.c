@@ -62,7 +62,7 @@ TEST(test_kquant_nonfinite_superblocks_become_nan_blocks)
 TEST(test_imatrix_fallback_blocks_are_counted_and_finite)
 {
     float rows[512], w[256], none_w[256];
-    uint8_t got[256], want[256];
+    uint8_t got[8 * 34], want[8 * 34]; /* 8 blocks of Q8_0, the largest type here */
     quant_data_fill_rows(rows, 2, 256, 4);
     const float *x = rows + 256; /* Gaussian weights, every seventh block zero */
     for (int i = 0; i < 256; i++)
@@ -114,7 +114,8 @@ TEST(test_kquant_round_trip_through_gguf_py_is_bounded)
             char name[64], path[1024];
             snprintf(name, sizeof name, "roundtrip_%s_%d.bin", info->name, with);
             snprintf(path, sizeof path, "%s", test_tmpfile(name));
-            CHECK(inf_quantize_rows_imatrix(bounds[t].type, x, q, ROWS, COLS, with ? w : NULL) == 0);
+            const float *imatrix = with ? w : NULL;
+            CHECK(inf_quantize_rows_imatrix(bounds[t].type, x, q, ROWS, COLS, imatrix) == 0);
             CHECK(write_file(path, q, (size_t)(N / 256) * info->block_bytes));
             char upper[16];
             for (size_t i = 0; i <= strlen(info->name); i++)

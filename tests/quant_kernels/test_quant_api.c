@@ -44,9 +44,10 @@ TEST(test_quant_supports_exactly_the_listed_types)
         GGTK_TENSOR_Q5_K, GGTK_TENSOR_Q6_K, GGTK_TENSOR_Q8_K,
     };
     for (int t = -1; t <= GGTK_TENSOR_TYPE_COUNT; t++) {
-        bool dequantizable = listed_in(both, sizeof both / sizeof both[0], t);
-        bool quantizable =
-            dequantizable || listed_in(quantize_only, sizeof quantize_only / sizeof quantize_only[0], t);
+        const size_t n_both = sizeof both / sizeof both[0];
+        const size_t n_quantize_only = sizeof quantize_only / sizeof quantize_only[0];
+        bool dequantizable = listed_in(both, n_both, t);
+        bool quantizable = dequantizable || listed_in(quantize_only, n_quantize_only, t);
         CHECK_MSG(inf_type_can_quantize((ggtk_tensor_type)t) == quantizable, "type %d", t);
         CHECK_MSG(inf_type_can_dequantize((ggtk_tensor_type)t) == dequantizable, "type %d", t);
     }

@@ -6,6 +6,9 @@
 
 #include <math.h>
 
+/* Helpers of the symmetric search, inlined into its constant-size copies. */
+#define SEARCH_INLINE static inline __attribute__((always_inline))
+
 /* Groups below this magnitude are all zero for the searches (ggml's GROUP_MAX_EPS). */
 #define KQUANT_GROUP_EPS 1e-15f
 
@@ -31,7 +34,8 @@ static float signed_max(int n, const float *x, float *amax_out)
 
 /* The weights of a symmetric search (x^2 when none are given) and their products with x: the
  * same products ggml forms inside its sums (w * x * l is (w * x) * l), computed once. */
-static inline __attribute__((always_inline)) void symmetric_weights(int n, const float *x, const float *weights, float *w, float *wx)
+SEARCH_INLINE void symmetric_weights(int n, const float *x, const float *weights, float *w,
+                                     float *wx)
 {
     for (int i = 0; i < n; i++) {
         w[i] = weights ? weights[i] : x[i] * x[i];
@@ -41,15 +45,15 @@ static inline __attribute__((always_inline)) void symmetric_weights(int n, const
 
 /* Codes l = round(iscale * x) clamped to [-nmax, nmax - 1]; a loop of its own so that the
  * compiler can vectorise it (the sums below must stay sequential). */
-static inline __attribute__((always_inline)) void symmetric_levels(int n, int nmax, const float *x, float iscale, int *l)
+SEARCH_INLINE void symmetric_levels(int n, int nmax, const float *x, float iscale, int *l)
 {
     for (int i = 0; i < n; i++)
         l[i] = clamp_int(kquant_nearest_int(iscale * x[i]), -nmax, nmax - 1);
 }
 
 /* The weighted sums sum(w x l) and sum(w l^2) for the codes of inverse scale `iscale`. */
-static inline __attribute__((always_inline)) void symmetric_sums(int n, int nmax, const float *x, const float *w, const float *wx,
-                           float iscale, float *sumlx, float *suml2)
+SEARCH_INLINE void symmetric_sums(int n, int nmax, const float *x, const float *w, const float *wx,
+                                  float iscale, float *sumlx, float *suml2)
 {
     int l[KQUANT_MAX_GROUP];
     symmetric_levels(n, nmax, x, iscale, l);
@@ -62,7 +66,7 @@ static inline __attribute__((always_inline)) void symmetric_sums(int n, int nmax
     *suml2 = sl2;
 }
 
-static inline __attribute__((always_inline)) void symmetric_codes(int n, int nmax, const float *x, float iscale, int8_t *L)
+SEARCH_INLINE void symmetric_codes(int n, int nmax, const float *x, float iscale, int8_t *L)
 {
     int l[KQUANT_MAX_GROUP];
     symmetric_levels(n, nmax, x, iscale, l);
@@ -71,8 +75,8 @@ static inline __attribute__((always_inline)) void symmetric_codes(int n, int nma
 }
 
 /* Inlined into kquant_symmetric_search with a constant n (see there). */
-static inline __attribute__((always_inline)) float
-symmetric_search(int n, int nmax, const float *x, int8_t *L, const float *weights)
+SEARCH_INLINE float symmetric_search(int n, int nmax, const float *x, int8_t *L,
+                                     const float *weights)
 {
     float amax;
     const float max = signed_max(n, x, &amax);

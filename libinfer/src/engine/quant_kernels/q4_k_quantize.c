@@ -17,39 +17,39 @@ static void q4_k_store(const kquant_scale_min *h, const uint8_t *L, block_q4_K *
 }
 
 /* The block quantizers with a given sub-block search, and the row kernels built on them. */
-#define Q4_K_KERNELS(suffix, search, from_float, from_float_imatrix)                                                  \
-    static void q4_k_reference##suffix(const float *x, void *block)                             \
-    {                                                                                         \
-        uint8_t L[QUANT_KBLOCK];                                                              \
-        kquant_scale_min h;                                                                   \
-        kquant_scale_min_reference(x, &q4_k_search, search, L, &h);                            \
-        q4_k_store(&h, L, block);                                                              \
-    }                                                                                         \
-    static void q4_k_weighted##suffix(const float *x, const float *qw, float row_sigma2,        \
-                                     void *block)                                             \
-    {                                                                                         \
-        (void)row_sigma2;                                                                     \
-        uint8_t L[QUANT_KBLOCK];                                                              \
-        kquant_scale_min h;                                                                   \
-        kquant_scale_min_weighted(x, qw, 15, false, search, L, &h);                          \
-        q4_k_store(&h, L, block);                                                              \
-    }                                                                                         \
-    static const search_quant_type q4_k##suffix = {                                            \
-        .block_size = QUANT_KBLOCK,                                                           \
-        .block_bytes = sizeof(block_q4_K),                                                     \
-        .reference = q4_k_reference##suffix,                                                   \
-        .weighted = q4_k_weighted##suffix,                                                     \
-        .d_offset = offsetof(block_q4_K, d),                                                   \
-        .min_offset = offsetof(block_q4_K, dmin),                                              \
-    };                                                                                        \
-    void from_float(const float *src, void *dst, int64_t n)                                  \
-    {                                                                                         \
-        search_quantize_reference(&q4_k##suffix, src, dst, n);                                 \
-    }                                                                                         \
-    int64_t from_float_imatrix(const float *src, void *dst, int64_t n,                       \
-                                               const float *imatrix)                          \
-    {                                                                                         \
-        return search_quantize_weighted(&q4_k##suffix, src, dst, n, imatrix);                  \
+#define Q4_K_KERNELS(suffix, search, from_float, from_float_imatrix)                        \
+    static void q4_k_reference##suffix(const float *x, void *block)                         \
+    {                                                                                       \
+        uint8_t L[QUANT_KBLOCK];                                                            \
+        kquant_scale_min h;                                                                 \
+        kquant_scale_min_reference(x, &q4_k_search, search, L, &h);                         \
+        q4_k_store(&h, L, block);                                                           \
+    }                                                                                       \
+    static void q4_k_weighted##suffix(const float *x, const float *qw, float row_sigma2,    \
+                                     void *block)                                           \
+    {                                                                                       \
+        (void)row_sigma2;                                                                   \
+        uint8_t L[QUANT_KBLOCK];                                                            \
+        kquant_scale_min h;                                                                 \
+        kquant_scale_min_weighted(x, qw, 15, false, search, L, &h);                         \
+        q4_k_store(&h, L, block);                                                           \
+    }                                                                                       \
+    static const search_quant_type q4_k##suffix = {                                         \
+        .block_size = QUANT_KBLOCK,                                                         \
+        .block_bytes = sizeof(block_q4_K),                                                  \
+        .reference = q4_k_reference##suffix,                                                \
+        .weighted = q4_k_weighted##suffix,                                                  \
+        .d_offset = offsetof(block_q4_K, d),                                                \
+        .min_offset = offsetof(block_q4_K, dmin),                                           \
+    };                                                                                      \
+    void from_float(const float *src, void *dst, int64_t n)                                 \
+    {                                                                                       \
+        search_quantize_reference(&q4_k##suffix, src, dst, n);                              \
+    }                                                                                       \
+    int64_t from_float_imatrix(const float *src, void *dst, int64_t n,                      \
+                                               const float *imatrix)                        \
+    {                                                                                       \
+        return search_quantize_weighted(&q4_k##suffix, src, dst, n, imatrix);               \
     }
 
 Q4_K_KERNELS(_scalar, kquant_min_search_x8, inf_q4_k_from_float_scalar,

@@ -16,45 +16,46 @@ static void q5_k_store(const kquant_scale_min *h, const uint8_t *L, block_q5_K *
         for (int j = 0; j < 32; j++) {
             int lo = L[64 * p + j], hi = L[64 * p + 32 + j];
             y->qh[j] |= (uint8_t)(((lo > 15) << (2 * p)) | ((hi > 15) << (2 * p + 1)));
-            y->qs[32 * p + j] = (uint8_t)((lo > 15 ? lo - 16 : lo) | ((hi > 15 ? hi - 16 : hi) << 4));
+            y->qs[32 * p + j] =
+                (uint8_t)((lo > 15 ? lo - 16 : lo) | ((hi > 15 ? hi - 16 : hi) << 4));
         }
     }
 }
 
 /* The block quantizers with a given sub-block search, and the row kernels built on them. */
-#define Q5_K_KERNELS(suffix, search, from_float, from_float_imatrix)                                                  \
-    static void q5_k_reference##suffix(const float *x, void *block)                             \
-    {                                                                                         \
-        uint8_t L[QUANT_KBLOCK];                                                              \
-        kquant_scale_min h;                                                                   \
-        kquant_scale_min_reference(x, &q5_k_search, search, L, &h);                            \
-        q5_k_store(&h, L, block);                                                              \
-    }                                                                                         \
-    static void q5_k_weighted##suffix(const float *x, const float *qw, float row_sigma2,        \
-                                     void *block)                                             \
-    {                                                                                         \
-        (void)row_sigma2;                                                                     \
-        uint8_t L[QUANT_KBLOCK];                                                              \
-        kquant_scale_min h;                                                                   \
+#define Q5_K_KERNELS(suffix, search, from_float, from_float_imatrix)                        \
+    static void q5_k_reference##suffix(const float *x, void *block)                         \
+    {                                                                                       \
+        uint8_t L[QUANT_KBLOCK];                                                            \
+        kquant_scale_min h;                                                                 \
+        kquant_scale_min_reference(x, &q5_k_search, search, L, &h);                         \
+        q5_k_store(&h, L, block);                                                           \
+    }                                                                                       \
+    static void q5_k_weighted##suffix(const float *x, const float *qw, float row_sigma2,    \
+                                     void *block)                                           \
+    {                                                                                       \
+        (void)row_sigma2;                                                                   \
+        uint8_t L[QUANT_KBLOCK];                                                            \
+        kquant_scale_min h;                                                                 \
         kquant_scale_min_weighted(x, qw, 31, true, search, L, &h);                          \
-        q5_k_store(&h, L, block);                                                              \
-    }                                                                                         \
-    static const search_quant_type q5_k##suffix = {                                            \
-        .block_size = QUANT_KBLOCK,                                                           \
-        .block_bytes = sizeof(block_q5_K),                                                     \
-        .reference = q5_k_reference##suffix,                                                   \
-        .weighted = q5_k_weighted##suffix,                                                     \
-        .d_offset = offsetof(block_q5_K, d),                                                   \
-        .min_offset = offsetof(block_q5_K, dmin),                                              \
-    };                                                                                        \
-    void from_float(const float *src, void *dst, int64_t n)                                  \
-    {                                                                                         \
-        search_quantize_reference(&q5_k##suffix, src, dst, n);                                 \
-    }                                                                                         \
-    int64_t from_float_imatrix(const float *src, void *dst, int64_t n,                       \
-                                               const float *imatrix)                          \
-    {                                                                                         \
-        return search_quantize_weighted(&q5_k##suffix, src, dst, n, imatrix);                  \
+        q5_k_store(&h, L, block);                                                           \
+    }                                                                                       \
+    static const search_quant_type q5_k##suffix = {                                         \
+        .block_size = QUANT_KBLOCK,                                                         \
+        .block_bytes = sizeof(block_q5_K),                                                  \
+        .reference = q5_k_reference##suffix,                                                \
+        .weighted = q5_k_weighted##suffix,                                                  \
+        .d_offset = offsetof(block_q5_K, d),                                                \
+        .min_offset = offsetof(block_q5_K, dmin),                                           \
+    };                                                                                      \
+    void from_float(const float *src, void *dst, int64_t n)                                 \
+    {                                                                                       \
+        search_quantize_reference(&q5_k##suffix, src, dst, n);                              \
+    }                                                                                       \
+    int64_t from_float_imatrix(const float *src, void *dst, int64_t n,                      \
+                                               const float *imatrix)                        \
+    {                                                                                       \
+        return search_quantize_weighted(&q5_k##suffix, src, dst, n, imatrix);               \
     }
 
 Q5_K_KERNELS(_scalar, kquant_min_search_x8, inf_q5_k_from_float_scalar,

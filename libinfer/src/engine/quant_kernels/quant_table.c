@@ -12,8 +12,8 @@
 #define LEGACY_ROW(type, prefix, level)                                                     \
     WEIGHTED_ROW(type, prefix, inf_##prefix##_to_float_##level, inf_##prefix##_from_float_##level)
 /* K-quant quantizers: scalar at every level, except Q2_K, Q4_K, Q5_K and Q6_K whose
- * sub-block searches run 8 at a time with AVX2 (`search` is scalar or avx2; same bytes). The to_float slot: the K
- * dequantizers. */
+ * sub-block searches run 8 at a time with AVX2 (`search` is scalar or avx2; same bytes). The
+ * to_float slot: the K dequantizers. */
 #define KQUANT_ROWS(search)                                                                 \
     [GGTK_TENSOR_Q2_K] = {NULL, inf_q2_k_from_float_##search,                               \
                           KQUANT_IMATRIX_##search(q2_k)},                                   \
