@@ -26,8 +26,8 @@
  * Every kernel exists as portable scalar C (the reference) and, on x86-64, AVX2 and AVX-512
  * versions (on arm64, NEON for some types) that produce identical bytes/floats. The K-quant
  * quantizers run their sub-block searches 8 at a time, one per AVX2 lane, with the scalar
- * operations (Q2_K, Q4_K, Q5_K, Q6_K); Q3_K, Q8_K and the weighted legacy quantizers are the
- * scalar code at every level. The version used follows inf_simd_active() (see inf_simd.h) at the moment of each call.
+ * operations (Q2_K, Q4_K, Q5_K, Q6_K, and Q3_K with an imatrix); Q3_K's reference search, Q8_K
+ * and the weighted legacy quantizers are the scalar code at every level. The version used follows inf_simd_active() (see inf_simd.h) at the moment of each call.
  *
  * Non-finite inputs: F16/BF16 conversions follow ggml (a NaN stays a quiet NaN of the same
  * sign, +-Inf stays +-Inf). A quantized block holding any NaN or +-Inf becomes the NaN block

@@ -58,11 +58,13 @@ int64_t inf_q4_0_from_float_imatrix(const float *src, void *dst, int64_t n, cons
 int64_t inf_q4_1_from_float_imatrix(const float *src, void *dst, int64_t n, const float *imatrix);
 int64_t inf_q5_0_from_float_imatrix(const float *src, void *dst, int64_t n, const float *imatrix);
 int64_t inf_q5_1_from_float_imatrix(const float *src, void *dst, int64_t n, const float *imatrix);
-/* The Q2_K, Q4_K, Q5_K and Q6_K row kernels of the AVX2 and AVX-512 levels
- * (kquant_search_avx2.c does the sub-block searches). */
+/* The K-quant row kernels of the AVX2 and AVX-512 levels (kquant_search_avx2.c does the
+ * sub-block searches; Q3_K's only with an imatrix). */
 #if defined(__x86_64__)
 void inf_q2_k_from_float_avx2(const float *src, void *dst, int64_t n);
 int64_t inf_q2_k_from_float_imatrix_avx2(const float *src, void *dst, int64_t n,
+                                         const float *imatrix);
+int64_t inf_q3_k_from_float_imatrix_avx2(const float *src, void *dst, int64_t n,
                                          const float *imatrix);
 void inf_q6_k_from_float_avx2(const float *src, void *dst, int64_t n);
 int64_t inf_q6_k_from_float_imatrix_avx2(const float *src, void *dst, int64_t n,

@@ -76,14 +76,13 @@ static void q3_k_reference(const float *x, void *block)
 }
 
 /* Weights qw * sqrt(sigma^2 + x^2) with sigma^2 twice the mean square, a weighted symmetric
- * search per sub-block, and the 16 scales fitted by a search weighted with each sub-block's
- * total weight. */
-static void q3_k_weighted(const float *x, const float *qw, float row_sigma2, void *block)
+ * search per sub-block (8 per `search` call), and the 16 scales fitted by a search weighted
+ * with each sub-block's total weight. */
+static void q3_k_weighted_with(const float *x, const float *qw, block_q3_K *y,
+                               kquant_symmetric_search_x8_fn search)
 {
-    (void)row_sigma2;
-    block_q3_K *y = block;
     int8_t L[QUANT_KBLOCK], Ls[16];
-    float scales[16], weight[16], sw[16];
+    float scales[16], weight[QUANT_KBLOCK], sw[16];
     float sumx2 = 0.0f;
     for (int j = 0; j < QUANT_KBLOCK; j++)
         sumx2 += x[j] * x[j];
@@ -91,12 +90,13 @@ static void q3_k_weighted(const float *x, const float *qw, float row_sigma2, voi
     for (int j = 0; j < 16; j++) {
         float sumw = 0.0f;
         for (int i = 0; i < 16; i++) {
-            weight[i] = qw[16 * j + i] * sqrtf(sigma2 + x[16 * j + i] * x[16 * j + i]);
-            sumw += weight[i];
+            weight[16 * j + i] = qw[16 * j + i] * sqrtf(sigma2 + x[16 * j + i] * x[16 * j + i]);
+            sumw += weight[16 * j + i];
         }
         sw[j] = sumw;
-        scales[j] = kquant_symmetric_search(16, 4, x + 16 * j, L + 16 * j, weight);
     }
+    for (int half = 0; half < 2; half++)
+        search(16, 4, x + 128 * half, weight + 128 * half, L + 128 * half, scales + 8 * half);
     memset(y->scales, 0, sizeof y->scales);
     const float d_block = kquant_symmetric_search(16, 32, scales, Ls, sw);
     for (int j = 0; j < 16; j++)
@@ -105,21 +105,34 @@ static void q3_k_weighted(const float *x, const float *qw, float row_sigma2, voi
     q3_k_requantize(x, L, y);
 }
 
-static const search_quant_type q3_k = {
-    .block_size = QUANT_KBLOCK,
-    .block_bytes = sizeof(block_q3_K),
-    .reference = q3_k_reference,
-    .weighted = q3_k_weighted,
-    .d_offset = offsetof(block_q3_K, d),
-    .min_offset = -1,
-};
+/* The block quantizers with a given weighted search, and the row kernels built on them (the
+ * reference search is the same at every level). */
+#define Q3_K_KERNELS(suffix, search, from_float_imatrix)                                    \
+    static void q3_k_weighted##suffix(const float *x, const float *qw, float row_sigma2,    \
+                                      void *block)                                          \
+    {                                                                                       \
+        (void)row_sigma2;                                                                   \
+        q3_k_weighted_with(x, qw, block, search);                                           \
+    }                                                                                       \
+    static const search_quant_type q3_k##suffix = {                                         \
+        .block_size = QUANT_KBLOCK,                                                         \
+        .block_bytes = sizeof(block_q3_K),                                                  \
+        .reference = q3_k_reference,                                                        \
+        .weighted = q3_k_weighted##suffix,                                                  \
+        .d_offset = offsetof(block_q3_K, d),                                                \
+        .min_offset = -1,                                                                   \
+    };                                                                                      \
+    int64_t from_float_imatrix(const float *src, void *dst, int64_t n, const float *imatrix) \
+    {                                                                                       \
+        return search_quantize_weighted(&q3_k##suffix, src, dst, n, imatrix);               \
+    }
+
+Q3_K_KERNELS(_scalar, kquant_symmetric_search_x8, inf_q3_k_from_float_imatrix)
+#if defined(__x86_64__)
+Q3_K_KERNELS(_avx2, kquant_symmetric_search_x8_avx2, inf_q3_k_from_float_imatrix_avx2)
+#endif
 
 void inf_q3_k_from_float_scalar(const float *src, void *dst, int64_t n)
 {
-    search_quantize_reference(&q3_k, src, dst, n);
-}
-
-int64_t inf_q3_k_from_float_imatrix(const float *src, void *dst, int64_t n, const float *imatrix)
-{
-    return search_quantize_weighted(&q3_k, src, dst, n, imatrix);
+    search_quantize_reference(&q3_k_scalar, src, dst, n);
 }

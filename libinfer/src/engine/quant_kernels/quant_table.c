@@ -11,13 +11,13 @@
     [GGTK_TENSOR_##type] = {to, from, inf_##prefix##_from_float_imatrix}
 #define LEGACY_ROW(type, prefix, level)                                                     \
     WEIGHTED_ROW(type, prefix, inf_##prefix##_to_float_##level, inf_##prefix##_from_float_##level)
-/* K-quant quantizers: scalar at every level, except Q2_K, Q4_K, Q5_K and Q6_K whose
- * sub-block searches run 8 at a time with AVX2 (`search` is scalar or avx2; same bytes). The
- * to_float slot: the K dequantizers. */
+/* K-quant quantizers: scalar at every level, except that Q2_K, Q4_K, Q5_K, Q6_K (and Q3_K with
+ * an imatrix) run their sub-block searches 8 at a time with AVX2 (`search` is scalar or avx2;
+ * same bytes). The to_float slot: the K dequantizers. */
 #define KQUANT_ROWS(search)                                                                 \
     [GGTK_TENSOR_Q2_K] = {NULL, inf_q2_k_from_float_##search,                               \
                           KQUANT_IMATRIX_##search(q2_k)},                                   \
-    WEIGHTED_ROW(Q3_K, q3_k, NULL, inf_q3_k_from_float_scalar),                             \
+    [GGTK_TENSOR_Q3_K] = {NULL, inf_q3_k_from_float_scalar, KQUANT_IMATRIX_##search(q3_k)},  \
     [GGTK_TENSOR_Q4_K] = {NULL, inf_q4_k_from_float_##search,                               \
                           KQUANT_IMATRIX_##search(q4_k)},                                   \
     [GGTK_TENSOR_Q5_K] = {NULL, inf_q5_k_from_float_##search,                               \
