@@ -1,11 +1,11 @@
-/* ggml_ref.c - loading llama.cpp's libggml-base.so from REF_BIN (see ggml_ref.h). */
+/* ggml_ref.c - dlopen of REF_BIN/libggml-base.so (see ggml_ref.h). */
 #include "ggml_ref.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-ggml_get_traits_fn ggml_ref_load(const char **why)
+void *ggml_ref_symbol(const char *name, const char **why)
 {
     const char *dir = getenv("REF_BIN");
     if (!dir || !*dir) {
@@ -19,8 +19,14 @@ ggml_get_traits_fn ggml_ref_load(const char **why)
         *why = "REF_BIN has no loadable libggml-base.so";
         return NULL;
     }
+    void *sym = dlsym(lib, name);
+    *why = "libggml-base.so lacks a symbol the test needs";
+    return sym;
+}
+
+ggml_get_traits_fn ggml_ref_load(const char **why)
+{
     ggml_get_traits_fn fn;
-    *(void **)&fn = dlsym(lib, "ggml_get_type_traits");
-    *why = "libggml-base.so lacks ggml_get_type_traits";
+    *(void **)&fn = ggml_ref_symbol("ggml_get_type_traits", why);
     return fn;
 }

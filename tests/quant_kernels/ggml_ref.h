@@ -1,5 +1,5 @@
-/* ggml_ref.h - llama.cpp's ggml loaded at run time as the reference for the kernel tests:
- * REF_BIN names llama.cpp's build/bin folder, whose libggml-base.so provides the type traits. */
+/* ggml_ref.h - llama.cpp's libggml-base.so loaded at run time from REF_BIN, for the tests that
+ * compare our kernels with ggml's own. */
 #ifndef GGML_REF_H
 #define GGML_REF_H
 
@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The prefix of ggml's public struct ggml_type_traits (ggml.h) that the tests read. */
+/* The prefix of ggml's public struct ggml_type_traits (ggml.h) that we read. */
 typedef struct ggml_traits_prefix {
     const char *type_name;
     int64_t blck_size;
@@ -19,9 +19,14 @@ typedef struct ggml_traits_prefix {
 } ggml_traits_prefix;
 
 typedef const ggml_traits_prefix *(*ggml_get_traits_fn)(int type);
+/* ggml_quantize_chunk(type, src, dst, start, nrows, n_per_row, imatrix). */
+typedef size_t (*ggml_quantize_chunk_fn)(int type, const float *src, void *dst, int64_t start,
+                                         int64_t nrows, int64_t n_per_row, const float *imatrix);
 
-/* ggml's type traits getter from REF_BIN/libggml-base.so, or NULL with *why saying what is
- * missing (the caller skips). */
+/* The address of `name` in REF_BIN/libggml-base.so, or NULL with *why saying what is missing. */
+void *ggml_ref_symbol(const char *name, const char **why);
+
+/* ggml's type traits getter (ggml_get_type_traits), or NULL with *why set (the caller skips). */
 ggml_get_traits_fn ggml_ref_load(const char **why);
 
 #endif

@@ -1,7 +1,7 @@
 /* q2_k_avx2.c - Q2_K dequantization with AVX2; the same floats as q2_k_scalar.c. */
 #include "quant_kdequant_simd.h"
 
-void inf_q2_K_to_float_avx2(const void *src, float *dst, int64_t n)
+void inf_q2_k_to_float_avx2(const void *src, float *dst, int64_t n)
 {
     const block_q2_K *in = src;
     for (int64_t b = 0; b < n / QUANT_KBLOCK; b++) {

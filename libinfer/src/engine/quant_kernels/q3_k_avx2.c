@@ -2,7 +2,7 @@
  * scale times the code, minus 0, which changes no product, NaN included). */
 #include "quant_kdequant_simd.h"
 
-void inf_q3_K_to_float_avx2(const void *src, float *dst, int64_t n)
+void inf_q3_k_to_float_avx2(const void *src, float *dst, int64_t n)
 {
     const block_q3_K *in = src;
     for (int64_t b = 0; b < n / QUANT_KBLOCK; b++) {

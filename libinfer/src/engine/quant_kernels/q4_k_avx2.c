@@ -1,7 +1,7 @@
 /* q4_k_avx2.c - Q4_K dequantization with AVX2; the same floats as q4_k_scalar.c. */
 #include "quant_kdequant_simd.h"
 
-void inf_q4_K_to_float_avx2(const void *src, float *dst, int64_t n)
+void inf_q4_k_to_float_avx2(const void *src, float *dst, int64_t n)
 {
     const block_q4_K *in = src;
     for (int64_t b = 0; b < n / QUANT_KBLOCK; b++, dst += QUANT_KBLOCK) {

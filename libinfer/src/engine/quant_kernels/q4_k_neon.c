@@ -17,7 +17,7 @@ static inline void scale_sub_16(uint8x16_t q, float d, float m, float *dst)
     }
 }
 
-void inf_q4_K_to_float_neon(const void *src, float *dst, int64_t n)
+void inf_q4_k_to_float_neon(const void *src, float *dst, int64_t n)
 {
     const block_q4_K *in = src;
     const uint8x16_t low_nibble = vdupq_n_u8(0x0F);

@@ -3,7 +3,7 @@
 #include "quant_kblocks.h"
 #include "quant_internal.h"
 
-void inf_q4_K_to_float_scalar(const void *src, float *dst, int64_t n)
+void inf_q4_k_to_float_scalar(const void *src, float *dst, int64_t n)
 {
     const block_q4_K *in = src;
     for (int64_t b = 0; b < n / QUANT_KBLOCK; b++, dst += QUANT_KBLOCK) {

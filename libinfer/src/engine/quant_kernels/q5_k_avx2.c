@@ -1,7 +1,7 @@
 /* q5_k_avx2.c - Q5_K dequantization with AVX2; the same floats as q5_k_scalar.c. */
 #include "quant_kdequant_simd.h"
 
-void inf_q5_K_to_float_avx2(const void *src, float *dst, int64_t n)
+void inf_q5_k_to_float_avx2(const void *src, float *dst, int64_t n)
 {
     const block_q5_K *in = src;
     for (int64_t b = 0; b < n / QUANT_KBLOCK; b++, dst += QUANT_KBLOCK) {

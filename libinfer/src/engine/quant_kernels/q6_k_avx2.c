@@ -2,7 +2,7 @@
  * 16 elements' factor d * scale is rounded once, then multiplied by the codes, as there. */
 #include "quant_kdequant_simd.h"
 
-void inf_q6_K_to_float_avx2(const void *src, float *dst, int64_t n)
+void inf_q6_k_to_float_avx2(const void *src, float *dst, int64_t n)
 {
     const block_q6_K *in = src;
     for (int64_t b = 0; b < n / QUANT_KBLOCK; b++) {

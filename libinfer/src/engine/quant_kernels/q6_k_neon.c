@@ -4,7 +4,7 @@
 #include "quant_kblocks.h"
 #include "quant_neon.h"
 
-void inf_q6_K_to_float_neon(const void *src, float *dst, int64_t n)
+void inf_q6_k_to_float_neon(const void *src, float *dst, int64_t n)
 {
     const block_q6_K *in = src;
     for (int64_t b = 0; b < n / QUANT_KBLOCK; b++) {

@@ -100,12 +100,12 @@ static inline int quant_q3_kscale(const uint8_t scales[QUANT_KSCALE_BYTES], int 
 /* K-quant dequantizers, named <type>_to_float_<level>; n is a multiple of QUANT_KBLOCK. On arm64
  * only Q4_K and Q6_K have NEON kernels; quant_table.c uses the scalar ones for the others. */
 #define QUANT_DECLARE_K_TO_FLOAT(level)                                                     \
-    void inf_q2_K_to_float_##level(const void *src, float *dst, int64_t n);                 \
-    void inf_q3_K_to_float_##level(const void *src, float *dst, int64_t n);                 \
-    void inf_q4_K_to_float_##level(const void *src, float *dst, int64_t n);                 \
-    void inf_q5_K_to_float_##level(const void *src, float *dst, int64_t n);                 \
-    void inf_q6_K_to_float_##level(const void *src, float *dst, int64_t n);                 \
-    void inf_q8_K_to_float_##level(const void *src, float *dst, int64_t n);
+    void inf_q2_k_to_float_##level(const void *src, float *dst, int64_t n);                 \
+    void inf_q3_k_to_float_##level(const void *src, float *dst, int64_t n);                 \
+    void inf_q4_k_to_float_##level(const void *src, float *dst, int64_t n);                 \
+    void inf_q5_k_to_float_##level(const void *src, float *dst, int64_t n);                 \
+    void inf_q6_k_to_float_##level(const void *src, float *dst, int64_t n);                 \
+    void inf_q8_k_to_float_##level(const void *src, float *dst, int64_t n);
 
 QUANT_DECLARE_K_TO_FLOAT(scalar)
 #if defined(__x86_64__)
@@ -113,8 +113,8 @@ QUANT_DECLARE_K_TO_FLOAT(avx2)
 QUANT_DECLARE_K_TO_FLOAT(avx512)
 #endif
 #if defined(__ARM_NEON) && defined(__aarch64__)
-void inf_q4_K_to_float_neon(const void *src, float *dst, int64_t n);
-void inf_q6_K_to_float_neon(const void *src, float *dst, int64_t n);
+void inf_q4_k_to_float_neon(const void *src, float *dst, int64_t n);
+void inf_q6_k_to_float_neon(const void *src, float *dst, int64_t n);
 #endif
 
 #endif

@@ -1,15 +1,38 @@
 /* quant_table.c - one kernel table per SIMD level, indexed by tensor type, and the checked
  * public entry points that dispatch through the table of the active level. */
+#include "kquant_quantize.h"
 #include "quant_internal.h"
 #include "quant_iqblocks.h"
 #include "quant_kblocks.h"
 
-#define KERNELS(type, to, from) [GGTK_TENSOR_##type] = {to, from}
+#define KERNELS(type, to, from) [GGTK_TENSOR_##type] = {to, from, NULL}
 /* A type with both directions at `level`. */
 #define LEVEL_ROW(type, prefix, level)                                                      \
     KERNELS(type, inf_##prefix##_to_float_##level, inf_##prefix##_from_float_##level)
 /* A type read but not written: a dequantizer at `level`, no quantizer. */
 #define DEQUANT_ROW(type, prefix, level) KERNELS(type, inf_##prefix##_to_float_##level, NULL)
+/* A type with an importance-weighted quantizer (scalar, the same at every level). */
+#define WEIGHTED_ROW(type, prefix, to, from)                                                \
+    [GGTK_TENSOR_##type] = {to, from, inf_##prefix##_from_float_imatrix}
+#define LEGACY_ROW(type, prefix, level)                                                     \
+    WEIGHTED_ROW(type, prefix, inf_##prefix##_to_float_##level, inf_##prefix##_from_float_##level)
+
+/* A K-quant: its dequantizer at level `to`, its quantizers with the sub-block search `search`
+ * (scalar, or avx2: 8 searches at a time, same bytes). */
+#define KQUANT_ROW(type, prefix, to, search)                                                \
+    [GGTK_TENSOR_##type] = {inf_##prefix##_to_float_##to, inf_##prefix##_from_float_##search, \
+                            KQUANT_IMATRIX_##search(prefix)}
+#define KQUANT_IMATRIX_scalar(prefix) inf_##prefix##_from_float_imatrix
+#define KQUANT_IMATRIX_avx2(prefix) inf_##prefix##_from_float_imatrix_avx2
+/* The K rows of a level: Q3_K's reference search and Q8_K are scalar everywhere (Q3_K's
+ * weighted search follows `search`). */
+#define KQUANT_ROWS(level, search)                                                          \
+    KQUANT_ROW(Q2_K, q2_k, level, search),                                                  \
+    [GGTK_TENSOR_Q3_K] = {inf_q3_k_to_float_##level, inf_q3_k_from_float_scalar,              \
+                          KQUANT_IMATRIX_##search(q3_k)},                                   \
+    KQUANT_ROW(Q4_K, q4_k, level, search), KQUANT_ROW(Q5_K, q5_k, level, search),           \
+    KQUANT_ROW(Q6_K, q6_k, level, search),                                                  \
+    KERNELS(Q8_K, inf_q8_k_to_float_##level, inf_q8_k_from_float_scalar)
 
 /* Types with only a scalar dequantizer (no SIMD version written yet), the same kernel at every
  * level. */
@@ -24,23 +47,21 @@
     DEQUANT_ROW(Q1_0, q1_0, scalar),       DEQUANT_ROW(Q2_0, q2_0, scalar)
 
 /* One table per level; every supported type has a kernel at every level. */
-#define LEVEL_TABLE(level)                                                                  \
+#define LEVEL_TABLE(level, ksearch)                                                         \
     {                                                                                       \
         KERNELS(F32, inf_f32_to_float_copy, inf_f32_from_float_copy),                       \
         LEVEL_ROW(F16, f16, level),   LEVEL_ROW(BF16, bf16, level),                         \
-        LEVEL_ROW(Q4_0, q4_0, level), LEVEL_ROW(Q4_1, q4_1, level),                         \
-        LEVEL_ROW(Q5_0, q5_0, level), LEVEL_ROW(Q5_1, q5_1, level),                         \
+        LEGACY_ROW(Q4_0, q4_0, level), LEGACY_ROW(Q4_1, q4_1, level),                       \
+        LEGACY_ROW(Q5_0, q5_0, level), LEGACY_ROW(Q5_1, q5_1, level),                       \
         LEVEL_ROW(Q8_0, q8_0, level), LEVEL_ROW(Q8_1, q8_1, level),                         \
-        DEQUANT_ROW(Q2_K, q2_K, level), DEQUANT_ROW(Q3_K, q3_K, level),                     \
-        DEQUANT_ROW(Q4_K, q4_K, level), DEQUANT_ROW(Q5_K, q5_K, level),                     \
-        DEQUANT_ROW(Q6_K, q6_K, level), DEQUANT_ROW(Q8_K, q8_K, level),                     \
+        KQUANT_ROWS(level, ksearch),                                                        \
         DEQUANT_SCALAR_ROWS,                                                                \
     }
 
-static const inf_quant_kernels scalar_kernels[GGTK_TENSOR_TYPE_COUNT] = LEVEL_TABLE(scalar);
+static const inf_quant_kernels scalar_kernels[GGTK_TENSOR_TYPE_COUNT] = LEVEL_TABLE(scalar, scalar);
 #if defined(__x86_64__)
-static const inf_quant_kernels avx2_kernels[GGTK_TENSOR_TYPE_COUNT] = LEVEL_TABLE(avx2);
-static const inf_quant_kernels avx512_kernels[GGTK_TENSOR_TYPE_COUNT] = LEVEL_TABLE(avx512);
+static const inf_quant_kernels avx2_kernels[GGTK_TENSOR_TYPE_COUNT] = LEVEL_TABLE(avx2, avx2);
+static const inf_quant_kernels avx512_kernels[GGTK_TENSOR_TYPE_COUNT] = LEVEL_TABLE(avx512, avx2);
 #endif
 
 #if defined(__ARM_NEON) && defined(__aarch64__)
@@ -49,12 +70,15 @@ static const inf_quant_kernels avx512_kernels[GGTK_TENSOR_TYPE_COUNT] = LEVEL_TA
 static const inf_quant_kernels neon_kernels[GGTK_TENSOR_TYPE_COUNT] = {
     KERNELS(F32, inf_f32_to_float_copy, inf_f32_from_float_copy),
     LEVEL_ROW(F16, f16, neon),     LEVEL_ROW(BF16, bf16, neon),
-    LEVEL_ROW(Q4_0, q4_0, neon),   LEVEL_ROW(Q4_1, q4_1, scalar),
-    LEVEL_ROW(Q5_0, q5_0, scalar), LEVEL_ROW(Q5_1, q5_1, scalar),
+    LEGACY_ROW(Q4_0, q4_0, neon),   LEGACY_ROW(Q4_1, q4_1, scalar),
+    LEGACY_ROW(Q5_0, q5_0, scalar), LEGACY_ROW(Q5_1, q5_1, scalar),
     LEVEL_ROW(Q8_0, q8_0, neon),   LEVEL_ROW(Q8_1, q8_1, scalar),
-    DEQUANT_ROW(Q2_K, q2_K, scalar), DEQUANT_ROW(Q3_K, q3_K, scalar),
-    DEQUANT_ROW(Q4_K, q4_K, neon),   DEQUANT_ROW(Q5_K, q5_K, scalar),
-    DEQUANT_ROW(Q6_K, q6_K, neon),   DEQUANT_ROW(Q8_K, q8_K, scalar),
+    KQUANT_ROW(Q2_K, q2_k, scalar, scalar),
+    [GGTK_TENSOR_Q3_K] = {inf_q3_k_to_float_scalar, inf_q3_k_from_float_scalar,
+                          inf_q3_k_from_float_imatrix},
+    KQUANT_ROW(Q4_K, q4_k, neon, scalar),   KQUANT_ROW(Q5_K, q5_k, scalar, scalar),
+    KQUANT_ROW(Q6_K, q6_k, neon, scalar),
+    KERNELS(Q8_K, inf_q8_k_to_float_scalar, inf_q8_k_from_float_scalar),
     DEQUANT_SCALAR_ROWS,
 };
 #endif
