@@ -53,6 +53,13 @@ int inspect_verify(const inspect_options *opt);
 int inspect_diff(const inspect_options *opt);
 int inspect_check(const inspect_options *opt);
 
+/* Split models (split.c). Whether `file` is one part of several (split.count > 1). */
+bool inspect_is_split_part(const ggtk_file *file);
+/* After the text report of a part: open and check the set `path` belongs to and list its parts. */
+int inspect_print_split(const char *path);
+/* --check of a part: the whole set, and ggtk_check_contents() of every part. */
+int inspect_check_split(const char *path);
+
 /* The text report and the JSON report of one file; `hashes` (one per tensor, file order) and
  * `all_hash` are printed when hashes is not NULL. */
 int inspect_print_text(const inspect_options *opt, const ggtk_file *file,
