@@ -110,7 +110,7 @@ GGTK_API const char *inf_quantize_reason_name(inf_quantize_reason reason);
 
 /* The decision for one tensor, in file order. */
 typedef struct inf_quantize_plan_tensor {
-    const ggtk_tensor_info *info; /* the input tensor, owned by the input file */
+    const ggtk_tensor_info *info; /* the input tensor, owned by its input part */
     ggtk_tensor_type new_type;    /* type it is written as */
     ggtk_tensor_type wanted_type; /* type the rules chose; differs from new_type after a fallback */
     inf_quantize_reason reason;
@@ -119,9 +119,11 @@ typedef struct inf_quantize_plan_tensor {
     uint64_t new_size;            /* bytes of data written for it */
 } inf_quantize_plan_tensor;
 
-/* A plan for one input file. The public fields are read-only for the caller. */
+/* A plan for one input model. The public fields are read-only for the caller. */
 typedef struct inf_quantize_plan {
-    ggtk_file *input;                  /* the input's header (GGTK_OPEN_METADATA), owned */
+    ggtk_split *input_parts;           /* the input's headers (GGTK_OPEN_METADATA): one file, or
+                                        * every part of a split model; owned */
+    const ggtk_file *input;            /* its first part: the metadata */
     inf_quantize_options options;      /* copy of the options (pointers still borrowed) */
     int64_t n_tensors;
     inf_quantize_plan_tensor *tensors; /* n_tensors entries in file order */
@@ -131,7 +133,7 @@ typedef struct inf_quantize_plan {
     uint64_t n_elements;               /* weights in the model */
     uint64_t data_size_before;         /* sum of the input tensors' data sizes */
     uint64_t data_size_after;          /* sum of the output tensors' data sizes */
-    uint64_t file_size_before;         /* input file size */
+    uint64_t file_size_before;         /* input file size (all parts) */
     uint64_t file_size_after;          /* exact size the output file will have */
     char **warnings;                   /* n_warnings lines (fallbacks, requantizing) */
     int64_t n_warnings;
@@ -139,11 +141,14 @@ typedef struct inf_quantize_plan {
 } inf_quantize_plan;
 
 /* Read the header of the GGUF file at `input_path` and decide the type of every tensor under
- * `options`. Nothing is written and no tensor data is read, so this is also the whole of a dry
- * run. Returns the plan (free it with inf_quantize_plan_free()) or NULL with `err` set:
- * the reader's error when the file cannot be opened or is invalid (GGTK_ERR_IO, GGTK_ERR_MAGIC,
- * GGTK_ERR_TRUNCATED, ...); GGTK_ERR_USAGE (unsupported file type, bad regex, override type the
- * kernels cannot write, split file); GGTK_ERR_REQUANTIZE (a tensor would be converted from a
+ * `options`. `input_path` may be any part of a split model (ggtk_split_open()): the tensors of
+ * all parts are planned, in the order of the merged file, and the output is one file without the
+ * split.* keys, as llama-quantize writes it. Nothing is written and no tensor data is read, so
+ * this is also the whole of a dry run. Returns the plan (free it with inf_quantize_plan_free())
+ * or NULL with `err` set: the reader's error when the file cannot be opened or is invalid
+ * (GGTK_ERR_IO, GGTK_ERR_MAGIC, GGTK_ERR_TRUNCATED, ...) or a split set that does not hold
+ * together; GGTK_ERR_USAGE (unsupported file type, bad regex, override type the kernels cannot
+ * write); GGTK_ERR_REQUANTIZE (a tensor would be converted from a
  * quantized type without allow_requantize); GGTK_ERR_UNSUPPORTED (no kernel reads the input type
  * or writes the new one); GGTK_ERR_NOMEM. */
 GGTK_API inf_quantize_plan *inf_quantize_plan_new(const char *input_path,

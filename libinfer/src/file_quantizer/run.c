@@ -59,11 +59,13 @@ static ggtk_status init_jobs(run_state *run)
         ggtk_tensor_type_bytes(entry->new_type, info->ne[0], &job->out_row_bytes);
         job->readable = inf_type_can_dequantize(info->type);
         job->convert = entry->new_type != info->type;
-        job->data = quantize_source_tensor(&run->source, info);
+        ggtk_split_tensor(plan->input_parts, i, &job->part);
+        job->data = quantize_source_tensor(&run->source, job->part, info);
         if (!job->data)
             return ggtk_error_set(run->err, GGTK_ERR_LAYOUT, GGTK_NO_OFFSET,
                                   "%s: tensor '%s' data lies outside the file",
-                                  ggtk_path(plan->input), info->name);
+                                  ggtk_path(ggtk_split_part(plan->input_parts, job->part)),
+                                  info->name);
         if (job->ncols > run->buf.row_floats)
             run->buf.row_floats = job->ncols;
     }
@@ -178,7 +180,8 @@ static bool process_batch(run_state *run, const batch *b)
 static ggtk_status check_item(run_state *run, const batch_item *item)
 {
     tensor_job *job = item->job;
-    const char *path = ggtk_path(run->plan->input), *name = job->entry->info->name;
+    const char *path = ggtk_path(ggtk_split_part(run->plan->input_parts, job->part));
+    const char *name = job->entry->info->name;
     for (int64_t r = 0; r < item->n_rows; r++) {
         int64_t slot = item->batch_row + r, row = item->first_row + r;
         if (!isfinite(run->buf.sum_squares[slot])) {
@@ -209,7 +212,7 @@ static ggtk_status write_item(run_state *run, const batch_item *item)
     ggtk_status status = ggtk_writer_write_data(run->writer, data, (size_t)size, run->err);
     if (status != GGTK_OK)
         return status;
-    quantize_source_release(&run->source, src_end);
+    quantize_source_release(&run->source, job->part, src_end);
     run->bytes_done += (uint64_t)(src_end - src);
     return GGTK_OK;
 }
@@ -269,7 +272,7 @@ static ggtk_status begin_output(run_state *run, const char *output_path)
 static ggtk_status run_all(run_state *run, const char *output_path,
                                    inf_quantize_tensor_stats *stats)
 {
-    ggtk_status status = quantize_source_open(&run->source, run->plan->input, run->err);
+    ggtk_status status = quantize_source_open(&run->source, run->plan->input_parts, run->err);
     if (status == GGTK_OK)
         status = init_jobs(run);
     if (status == GGTK_OK)
@@ -290,7 +293,10 @@ ggtk_status inf_quantize_run(inf_quantize_plan *plan, const char *output_path,
     if (!plan->writer)
         return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
                               "this plan has already been run");
-    ggtk_status status = inf_quantize_check_paths(ggtk_path(plan->input), output_path, err);
+    ggtk_status status = GGTK_OK;
+    for (int p = 0; p < ggtk_split_part_count(plan->input_parts) && status == GGTK_OK; p++)
+        status = inf_quantize_check_paths(ggtk_path(ggtk_split_part(plan->input_parts, p)),
+                                          output_path, err);
     if (status != GGTK_OK)
         return status;
     run_state run = {.plan = plan, .callbacks = callbacks, .err = err, .writer = plan->writer};
