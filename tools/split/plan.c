@@ -169,11 +169,11 @@ ggtk_status split_plan_merge(split_plan *plan, const ggtk_split *input, const sp
     memset(plan, 0, sizeof *plan);
     const ggtk_file *first = ggtk_split_part(input, 0);
     if (ggtk_find_key(first, GGTK_SPLIT_KEY_COUNT) < 0 || ggtk_split_part_count(input) < 1)
-        return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+        return ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
                               "%s: not a split model (no split.count)", ggtk_path(first));
     uint64_t count = 0;
     if (ggtk_get_uint(first, GGTK_SPLIT_KEY_COUNT, &count) == GGTK_OK && count == 0)
-        return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+        return ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
                               "%s: split.count is 0: a merged file, not a part",
                               ggtk_path(first));
     ggtk_status status = add_file(plan, first, args->strip_split_keys ? not_split_key : merged_key,
