@@ -36,9 +36,10 @@ int split_args_parse(split_args *args, int argc, char **argv, bool *exit_now);
 /* The files to write: one writer per output file (metadata and tensor table, data to come from
  * the input set) and its path. */
 typedef struct split_plan {
-    ggtk_writer **writers;
+    ggtk_writer **writers; /* released with ggtk_writer_split_free() */
     char **paths;
     int n_files;
+    bool split;            /* parts, named PREFIX-%05d-of-%05d.gguf even when there is one */
 } split_plan;
 
 /* The parts `args` asks for from the opened input (split), or the one merged file (merge).

@@ -462,6 +462,29 @@ GGTK_API ggtk_status ggtk_writer_finish(ggtk_writer *writer, ggtk_error *err);
  * model). The writer is then free for another write. NULL on failure, with the temporary file
  * removed and *err (may be NULL) set. */
 GGTK_API ggtk_atomic_file *ggtk_writer_finish_uncommitted(ggtk_writer *writer, ggtk_error *err);
+/* How ggtk_writer_split() cuts a file into parts: llama-gguf-split's options. */
+typedef struct ggtk_split_options {
+    int max_tensors;           /* at most this many tensors per part (used when max_bytes is 0) */
+    uint64_t max_bytes;        /* at most this many bytes of tensor data, each tensor padded to
+                                * the alignment, per part; 0 to cut by max_tensors */
+    bool no_tensor_first_part; /* the first part holds the metadata only */
+} ggtk_split_options;
+
+/* The parts llama-gguf-split writes for the file `whole` describes (its metadata and tensor infos;
+ * no write in progress): each part a new writer, version 3; the first with `whole`'s metadata in
+ * order (less any split.* key), every part ending with split.no, split.tensors.count and
+ * split.count; the tensors in `whole`'s order with ggml's dimension count (trailing dimensions of
+ * 1 dropped), a part starting at every max_tensors-th tensor, or where the next tensor would take
+ * the part past max_bytes. Name part p with ggtk_split_part_path(); write the tensor data in
+ * `whole`'s order across the parts. On success *parts holds *n_parts writers (release them with
+ * ggtk_writer_split_free()). GGTK_ERR_USAGE, with a message, for a part that would hold no tensor
+ * (a tensor larger than max_bytes), bad options or more than GGTK_SPLIT_MAX_PARTS parts;
+ * GGTK_ERR_OVERFLOW, GGTK_ERR_NOMEM. */
+GGTK_API ggtk_status ggtk_writer_split(const ggtk_writer *whole, const ggtk_split_options *options,
+                                       ggtk_writer ***parts, int *n_parts, ggtk_error *err);
+/* Free the writers and the array ggtk_writer_split() made. NULL is allowed. */
+GGTK_API void ggtk_writer_split_free(ggtk_writer **parts, int n_parts);
+
 /* Abandon a write in progress: remove the temporary file. */
 GGTK_API void ggtk_writer_abort(ggtk_writer *writer);
 
