@@ -297,3 +297,63 @@ TEST(test_split_cli_refuses_bad_command_lines)
         free(out);
     }
 }
+
+TEST(test_split_cli_quantize_writes_the_parts_gguf_split_cuts)
+{
+    const char *in = model();
+    char dir[512];
+    fresh_dir(dir, sizeof dir, "split_quantize");
+    /* From a split input to split outputs: the parts of the quantized whole file. */
+    CHECK(test_run(NULL, "%s --split-max-tensors 100 '%s' %s/in", test_tool("gguf-split"), in,
+                   dir) == 0);
+    CHECK(test_run(NULL, "%s -q --allow-requantize '%s' %s/whole.gguf q8_0 2>/dev/null",
+                   test_tool("gguf-quantize"), in, dir) == 0);
+    static const char *const limits[] = {"--split-max-size 40M", "--split-max-tensors 50"};
+    static const int n_parts[] = {4, 6};
+    for (int l = 0; l < 2; l++) {
+        char *out = NULL;
+        CHECK(test_run(&out, "%s %s --allow-requantize %s/in-00002-of-00003.gguf %s/q q8_0 "
+                             "2>/dev/null", test_tool("gguf-quantize"), limits[l], dir, dir) == 0);
+        char parts_line[64];
+        snprintf(parts_line, sizeof parts_line, "parts:   3 -> %d", n_parts[l]);
+        CHECK_MSG(out && strstr(out, parts_line), "%s", out ? out : "");
+        free(out);
+        CHECK(test_run(NULL, "%s %s %s/whole.gguf %s/ref", test_tool("gguf-split"), limits[l],
+                       dir, dir) == 0);
+        for (int p = 0; p < n_parts[l]; p++) {
+            char ours[600], theirs[600];
+            snprintf(ours, sizeof ours, "%s/q-%05d-of-%05d.gguf", dir, p + 1, n_parts[l]);
+            snprintf(theirs, sizeof theirs, "%s/ref-%05d-of-%05d.gguf", dir, p + 1, n_parts[l]);
+            CHECK_MSG(same_bytes(ours, theirs), "%s: %s differs from gguf-split's part",
+                      limits[l], ours);
+        }
+        CHECK(test_run(NULL, "rm -f %s/q-* %s/ref-*", dir, dir) == 0);
+    }
+    /* A failure in a later part leaves no part at all. */
+    char *out = NULL;
+    CHECK(test_run(&out, "trap '' XFSZ; ulimit -f 10000; %s -q --split-max-tensors 50 "
+                         "--no-tensor-first-split --allow-requantize '%s' %s/q q8_0",
+                   test_tool("gguf-quantize"), in, dir) == 1);
+    CHECK_MSG(out && strstr(out, "q-00002-of-00007.gguf") && strstr(out, "File too large"), "%s",
+              out ? out : "");
+    free(out);
+    CHECK(test_run(&out, "ls -A %s | grep -c '^q\\|tmp'", dir) == 1);
+    free(out);
+    remove_dir(dir);
+}
+
+TEST(test_split_cli_quantize_refuses_bad_split_options)
+{
+    static const char *const lines[] = {
+        "--split-max-tensors 4 --split-max-size 1G a b q8_0", "--split-max-size 5 a b q8_0",
+        "--split-max-tensors -1 a b q8_0", "--no-tensor-first-split a b q8_0",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+        char *out = NULL;
+        CHECK(test_run(&out, "%s %s", test_tool("gguf-quantize"), lines[i]) == 2);
+        CHECK_MSG(out && strncmp(out, "gguf-quantize: ", 15) == 0 &&
+                      strchr(out, '\n') == out + strlen(out) - 1, "'%s': %s", lines[i],
+                  out ? out : "");
+        free(out);
+    }
+}

@@ -1,6 +1,7 @@
 /* args.c - the command line of gguf-quantize: IN OUT TYPE plus options, which may come in any
  * order. One table lists every option; errors are one line on stderr. */
 #include "quantize_tool.h"
+#include "split_limits.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -11,8 +12,9 @@ static const char usage_text[] =
     "usage: gguf-quantize [options] IN OUT TYPE\n"
     "       gguf-quantize --dry-run [options] IN [OUT] TYPE\n"
     "\n"
-    "Convert the GGUF model IN to TYPE and write OUT (through a temporary file renamed at the\n"
-    "end). TYPE: f32 f16 bf16 q4_0 q4_1 q5_0 q5_1 q8_0. As llama-quantize does, 1-D tensors and\n"
+    "Convert the GGUF model IN (a file, or any part of a split model) to TYPE and write OUT\n"
+    "(through a temporary file renamed at the end; with --split-max-*, the parts\n"
+    "OUT-00001-of-0000N.gguf, ... renamed together once all were written). TYPE: f32 f16 bf16 q4_0 q4_1 q5_0 q5_1 q8_0. As llama-quantize does, 1-D tensors and\n"
     "norms keep their type, weight matrices get TYPE, and (unless --pure) output.weight, or\n"
     "token_embd.weight when the model ties them, gets Q8_0 (llama.cpp uses Q6_K there).\n"
     "\n"
@@ -24,6 +26,10 @@ static const char usage_text[] =
     "                            (POSIX extended, searched in the name, case ignored) get T;\n"
     "                            repeatable, the first match wins; quantized TYPEs only\n"
     "  --allow-requantize        convert tensors that are already quantized (lower quality)\n"
+    "  --split-max-tensors N     write a split model, at most N tensors per part\n"
+    "  --split-max-size N(M|G)   write a split model, at most N megabytes (10^6 bytes) or\n"
+    "                            gigabytes of tensor data per part (parts as gguf-split cuts)\n"
+    "  --no-tensor-first-split   with --split-max-*: the first part holds the metadata only\n"
     "  --dry-run                 print the plan and the resulting size, write nothing\n"
     "  -t, --threads N           threads (default: all cores)\n"
     "  -q, --quiet               no progress bar and no table, only warnings and errors\n"
@@ -31,7 +37,8 @@ static const char usage_text[] =
 
 enum option_id {
     OPT_PURE, OPT_OUTPUT_TYPE, OPT_EMBD_TYPE, OPT_TENSOR_TYPE, OPT_ALLOW_REQUANTIZE, OPT_DRY_RUN,
-    OPT_THREADS, OPT_QUIET, OPT_HELP
+    OPT_THREADS, OPT_QUIET, OPT_HELP, OPT_SPLIT_MAX_TENSORS, OPT_SPLIT_MAX_SIZE,
+    OPT_NO_TENSOR_FIRST_SPLIT
 };
 
 static const struct {
@@ -49,6 +56,9 @@ static const struct {
     {"--threads", "-t", OPT_THREADS, true},
     {"--quiet", "-q", OPT_QUIET, false},
     {"--help", "-h", OPT_HELP, false},
+    {"--split-max-tensors", NULL, OPT_SPLIT_MAX_TENSORS, true},
+    {"--split-max-size", NULL, OPT_SPLIT_MAX_SIZE, true},
+    {"--no-tensor-first-split", NULL, OPT_NO_TENSOR_FIRST_SPLIT, false},
 };
 
 static int usage_error(const char *fmt, const char *detail)
@@ -93,6 +103,20 @@ static int parse_threads(const char *text, int *threads)
     return 0;
 }
 
+/* One limit of a split output; a second limit is a usage error (as for llama-gguf-split). */
+static int parse_split_limit(tool_args *args, enum option_id id, const char *value)
+{
+    ggtk_split_options *split = &args->options.split;
+    if (split->max_tensors > 0 || split->max_bytes > 0)
+        return usage_error("%s", "give either --split-max-tensors or --split-max-size, once");
+    if (id == OPT_SPLIT_MAX_TENSORS && !split_limit_parse_tensors(value, &split->max_tensors))
+        return usage_error("--split-max-tensors wants a positive tensor count, not '%s'", value);
+    if (id == OPT_SPLIT_MAX_SIZE && !split_limit_parse_size(value, &split->max_bytes))
+        return usage_error("--split-max-size wants N followed by M or G (128M, 4G), not '%s'",
+                           value);
+    return 0;
+}
+
 /* PATTERN=TYPE, split at the last '=' so that the pattern may itself contain '='. */
 static int parse_tensor_rule(tool_args *args, const char *text)
 {
@@ -133,6 +157,9 @@ static int apply_option(tool_args *args, enum option_id id, const char *value, b
         *exit_now = true;
         return 0;
     case OPT_THREADS: return parse_threads(value, &args->options.n_threads);
+    case OPT_SPLIT_MAX_TENSORS:
+    case OPT_SPLIT_MAX_SIZE: return parse_split_limit(args, id, value);
+    case OPT_NO_TENSOR_FIRST_SPLIT: args->options.split.no_tensor_first_part = true; return 0;
     case OPT_TENSOR_TYPE: return parse_tensor_rule(args, value);
     case OPT_OUTPUT_TYPE:
         return (args->options.output_type = parse_type(value, false)) < 0 ? EXIT_USAGE : 0;
@@ -200,6 +227,10 @@ int tool_args_parse(tool_args *args, int argc, char **argv, bool *exit_now)
             return usage_error("unexpected argument '%s'", argv[i]);
         positional[n_positional++] = argv[i];
     }
+    const ggtk_split_options *split = &args->options.split;
+    if (split->no_tensor_first_part && split->max_tensors == 0 && split->max_bytes == 0)
+        return usage_error("%s", "--no-tensor-first-split needs --split-max-tensors or "
+                                 "--split-max-size");
     return assign_positionals(args, positional, n_positional);
 }
 

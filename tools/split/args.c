@@ -1,6 +1,7 @@
 /* args.c - the command line of gguf-split: llama-gguf-split's options (in any order) and
  * IN OUT_PREFIX, or FIRST_PART OUT for a merge. One table lists every option; errors are one line
  * on stderr. */
+#include "split_limits.h"
 #include "split_tool.h"
 
 #include <stdio.h>
@@ -58,43 +59,18 @@ static int usage_error(const char *fmt, const char *detail)
     return EXIT_USAGE;
 }
 
-/* The first `length` bytes of `text` as a decimal number from 1 to `max`; false for anything
- * else (signs, spaces, other characters). */
-static bool parse_positive(const char *text, size_t length, long long max, long long *out)
-{
-    long long n = 0;
-    if (length == 0)
-        return false;
-    for (size_t i = 0; i < length; i++) {
-        if (text[i] < '0' || text[i] > '9' || n > max / 10)
-            return false;
-        n = n * 10 + (text[i] - '0');
-    }
-    if (n < 1 || n > max)
-        return false;
-    *out = n;
-    return true;
-}
-
 static int parse_max_tensors(split_args *args, const char *text)
 {
-    long long n;
-    if (!parse_positive(text, strlen(text), INT32_MAX, &n))
+    if (!split_limit_parse_tensors(text, &args->max_tensors))
         return usage_error("--split-max-tensors wants a positive tensor count, not '%s'", text);
-    args->max_tensors = (int)n;
     return 0;
 }
 
-/* N followed by M (10^6 bytes) or G (10^9 bytes), as llama-gguf-split reads it. */
 static int parse_max_size(split_args *args, const char *text)
 {
-    long long n;
-    size_t length = strlen(text);
-    char unit = length ? text[length - 1] : '\0';
-    if ((unit != 'M' && unit != 'G') || !parse_positive(text, length - 1, INT32_MAX, &n))
+    if (!split_limit_parse_size(text, &args->max_bytes))
         return usage_error("--split-max-size wants N followed by M or G (128M, 4G), not '%s'",
                            text);
-    args->max_bytes = (uint64_t)n * (unit == 'M' ? 1000000u : 1000000000u);
     return 0;
 }
 

@@ -85,10 +85,14 @@ typedef struct inf_quantize_options {
     size_t n_tensor_rules;
     bool allow_requantize;  /* convert tensors that are already quantized (dequantize first) */
     int n_threads;          /* threads for the conversion; 0 or less: OpenMP's default */
+    /* max_tensors or max_bytes > 0: write the output as the parts of a split model, cut as
+     * llama-gguf-split cuts the whole output file (ggtk_writer_split()), the output path being
+     * the parts' prefix; both 0 (the default): one file. */
+    ggtk_split_options split;
 } inf_quantize_options;
 
 /* The defaults for a file of `type`: not pure, no overrides (output_type and embd_type -1), no
- * tensor rules, no requantizing, default threads. */
+ * tensor rules, no requantizing, default threads, one output file (no split). */
 GGTK_API inf_quantize_options inf_quantize_options_default(ggtk_tensor_type type);
 
 /* ---------------------------------------------------------------------------------------------
@@ -134,10 +138,12 @@ typedef struct inf_quantize_plan {
     uint64_t data_size_before;         /* sum of the input tensors' data sizes */
     uint64_t data_size_after;          /* sum of the output tensors' data sizes */
     uint64_t file_size_before;         /* input file size (all parts) */
-    uint64_t file_size_after;          /* exact size the output file will have */
+    uint64_t file_size_after;          /* exact size the output file (all parts) will have */
     char **warnings;                   /* n_warnings lines (fallbacks, requantizing) */
     int64_t n_warnings;
     ggtk_writer *writer;               /* private: the output's header, ready to write */
+    ggtk_writer **output_parts;        /* private: with options.split, the parts' headers */
+    int n_output_parts;                /* parts written (options.split), 0 for one file */
 } inf_quantize_plan;
 
 /* Read the header of the GGUF file at `input_path` and decide the type of every tensor under
@@ -179,8 +185,9 @@ typedef struct inf_quantize_progress {
 
 /* Hooks the caller may set; any may be NULL. They run on the calling thread. */
 typedef struct inf_quantize_callbacks {
-    /* Called once, right after the temporary output file was created, with its path (valid until
-     * inf_quantize_run() returns). A tool copies it for a signal handler that unlinks it. */
+    /* Called right after a temporary output file was created (once, or once per part of a split
+     * output), with its path (valid until inf_quantize_run() returns). A tool copies it for a
+     * signal handler that unlinks it. */
     void (*on_temp_file)(const char *temp_path, void *user);
     /* Called after each batch of rows has been written. */
     void (*on_progress)(const inf_quantize_progress *progress, void *user);
@@ -195,7 +202,8 @@ typedef struct inf_quantize_tensor_stats {
     double rel_rmse;   /* rmse / rms (0 when rms is 0) */
 } inf_quantize_tensor_stats;
 
-/* Convert and write the file planned by `plan` to `output_path`; a plan runs at most once.
+/* Convert and write the file planned by `plan` to `output_path` (with options.split, the parts
+ * `output_path`-00001-of-0000N.gguf, ...: ggtk_split_part_path()); a plan runs at most once.
  * Tensors are processed in file order in batches of rows (about 8 MiB of F32 values, a batch
  * may span several small tensors), the rows of a batch shared among OpenMP threads; each row is
  * checked, converted and read back by one thread. Memory use stays a few batches (the input is
@@ -204,7 +212,9 @@ typedef struct inf_quantize_tensor_stats {
  * The output appears at `output_path` only when everything succeeded; on any failure it is not
  * created (an existing file there is left untouched) and the temporary file is removed. A
  * process killed meanwhile leaves only the temporary file (named by the writer, next to
- * `output_path`), never a partial `output_path`.
+ * `output_path`), never a partial `output_path`. The parts of a split output are written one
+ * after the other, each through its temporary file, and renamed only once all were written; when
+ * a rename fails, the parts already renamed are removed.
  * `stats` may be NULL or hold plan->n_tensors entries, filled for each tensor.
  * Errors: GGTK_ERR_PATH (see inf_quantize_check_paths()), GGTK_ERR_NONFINITE (NaN/Inf in the
  * input, naming tensor, row and column; or a value out of the target type's range), the writer's

@@ -147,6 +147,22 @@ static ggtk_status add_other_parts(inf_quantize_plan *plan)
     return status;
 }
 
+/* With options.split, the output's parts as llama-gguf-split would cut the whole output. */
+static ggtk_status split_output(inf_quantize_plan *plan, ggtk_error *err)
+{
+    const ggtk_split_options *split = &plan->options.split;
+    if (split->max_tensors <= 0 && split->max_bytes == 0)
+        return GGTK_OK;
+    ggtk_status status = ggtk_writer_split(plan->writer, split, &plan->output_parts,
+                                           &plan->n_output_parts, err);
+    if (status != GGTK_OK)
+        return status;
+    plan->file_size_after = 0;
+    for (int p = 0; p < plan->n_output_parts; p++)
+        plan->file_size_after += ggtk_writer_file_size(plan->output_parts[p]);
+    return GGTK_OK;
+}
+
 /* The output header: the input's metadata and tensor infos with the new types and file type. */
 static ggtk_status build_writer(inf_quantize_plan *plan, ggtk_error *err)
 {
@@ -170,7 +186,7 @@ static ggtk_status build_writer(inf_quantize_plan *plan, ggtk_error *err)
                               "%s: cannot build the output header: %s", ggtk_path(plan->input),
                               ggtk_strerror(status));
     plan->file_size_after = ggtk_writer_file_size(plan->writer);
-    return GGTK_OK;
+    return split_output(plan, err);
 }
 
 static ggtk_status plan_all(inf_quantize_plan *plan, const quantize_rules *rules,
@@ -256,6 +272,7 @@ void inf_quantize_plan_free(inf_quantize_plan *plan)
     free(plan->warnings);
     free(plan->tensors);
     ggtk_writer_free(plan->writer);
+    ggtk_writer_split_free(plan->output_parts, plan->n_output_parts);
     ggtk_split_close(plan->input_parts);
     free(plan);
 }
