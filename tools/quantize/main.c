@@ -20,9 +20,14 @@ static int fail(const ggtk_error *err)
     return err->status == GGTK_ERR_USAGE ? EXIT_USAGE : EXIT_FAILED;
 }
 
-/* inf_quantize_run's on_temp_file: the file exists; track it and let held signals through. The
- * first file is created with signals held; a later part of a split output is tracked right after
- * its creation, without that guard. */
+/* inf_quantize_run's before_temp_file: no signal may find the file created but untracked. */
+static void hold_signals(void *user)
+{
+    (void)user;
+    tool_signals_hold();
+}
+
+/* inf_quantize_run's on_temp_file: the file exists; track it and let held signals through. */
 static void track_temp_file(const char *temp_path, void *user)
 {
     (void)user;
@@ -83,12 +88,11 @@ static int run_plan(inf_quantize_plan *plan, const tool_args *args)
     }
     tool_progress progress;
     tool_progress_init(&progress, args->quiet);
-    inf_quantize_callbacks callbacks = {track_temp_file, tool_progress_update, &progress};
+    inf_quantize_callbacks callbacks = {track_temp_file, tool_progress_update, &progress,
+                                        hold_signals};
     ggtk_error err;
-    /* Held until track_temp_file: the run creates the temporary output. */
-    tool_signals_hold();
     ggtk_status status = inf_quantize_run(plan, args->output, &callbacks, stats, &err);
-    tool_signals_release();
+    tool_signals_release(); /* held by hold_signals for a file that was never created */
     for (int i = 0; i < n_temp_slots; i++)
         tool_signals_untrack(temp_slots[i]); /* renamed into place, or removed */
     tool_progress_end(&progress);

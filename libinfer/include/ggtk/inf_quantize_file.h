@@ -192,6 +192,10 @@ typedef struct inf_quantize_callbacks {
     /* Called after each batch of rows has been written. */
     void (*on_progress)(const inf_quantize_progress *progress, void *user);
     void *user;
+    /* Called right before each temporary output file is created, so that a tool can hold its
+     * signals back until on_temp_file has tracked the file (last, so that initialisers written
+     * before it still fit). */
+    void (*before_temp_file)(void *user);
 } inf_quantize_callbacks;
 
 /* What happened to one tensor. */

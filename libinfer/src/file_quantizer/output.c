@@ -47,6 +47,8 @@ static ggtk_status next_file(quantize_output *out, ggtk_error *err)
     if (++out->current == out->n_files)
         return GGTK_OK;
     ggtk_writer *writer = out->writers[out->current];
+    if (out->callbacks && out->callbacks->before_temp_file)
+        out->callbacks->before_temp_file(out->callbacks->user);
     ggtk_status status = ggtk_writer_begin(writer, out->paths[out->current], err);
     if (status == GGTK_OK && out->callbacks && out->callbacks->on_temp_file)
         out->callbacks->on_temp_file(ggtk_writer_temp_path(writer), out->callbacks->user);
