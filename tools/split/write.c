@@ -10,8 +10,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Pieces handed to the writer, so that no size needs to fit in size_t at once. */
-enum { COPY_PIECE_BYTES = 64 << 20 };
+/* Pieces handed to the writer; the input pages of each are handed back right after it, so this
+ * bounds the resident input (a tensor may be larger than memory). */
+enum { COPY_PIECE_BYTES = 8 << 20 };
 
 /* The written, not yet renamed files. */
 typedef struct pending_set {
