@@ -1,7 +1,8 @@
 /* Split models in libgguf: ggtk_split_open() on small sets written here with the writer (parts
  * named and keyed as llama-gguf-split writes them), the part naming, and every hostile set: a
  * missing part, mismatched counts, a part of another model, a duplicate tensor, split.no out of
- * range, mistyped keys. Each failure must be one line naming the file and the field. */
+ * range, mistyped keys. Each failure must be one line naming the file and the field. Also the
+ * writer side: ggtk_writer_split() cutting a whole file into parts, and a finish without rename. */
 #include <ggtk/gguf.h>
 #include "test.h"
 #include "writer_test_support.h"
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* What one part of a test set holds. */
 typedef struct part_spec {
@@ -17,11 +19,11 @@ typedef struct part_spec {
     const char *tensors[3];       /* names of its tensors (4 floats each), NULL-terminated */
 } part_spec;
 
-static char prefix[512];
+static char prefix[640];
 
 static const char *part_path(int no, int count)
 {
-    static char path[600];
+    static char path[700];
     ggtk_split_part_path(path, sizeof path, prefix, no, count);
     return path;
 }
@@ -145,7 +147,7 @@ TEST(test_split_part_names_follow_llama_gguf_split)
 TEST(test_split_missing_part_names_it)
 {
     write_set("split_missing", GOOD, 3);
-    char missing[600];
+    char missing[700];
     snprintf(missing, sizeof missing, "%s", part_path(1, 3));
     CHECK(remove(missing) == 0);
     expect_failure(2, 3);
@@ -197,7 +199,7 @@ TEST(test_split_duplicate_tensor_across_parts_is_refused)
     part_spec specs[3] = {GOOD[0], GOOD[1], GOOD[2]};
     specs[2].tensors[1] = "b";
     write_set("split_duplicate", specs, 3);
-    char first[600];
+    char first[700];
     snprintf(first, sizeof first, "%s", part_path(0, 3));
     expect_failure(0, 3);
     CHECK_MSG(failure.status == GGTK_ERR_DUPLICATE && strstr(failure.message, part_path(2, 3)) &&
@@ -250,4 +252,117 @@ TEST(test_split_missing_split_no_in_a_part_is_refused)
     expect_failure(0, 3);
     CHECK_MSG(failure.status == GGTK_ERR_NOT_FOUND && strstr(failure.message, part_path(1, 3)) &&
                   strstr(failure.message, "missing split.no"), "%s", failure.message);
+}
+
+/* A writer of the whole file for the cutting tests: general.name, then tensors t0..t<n-1> of
+ * `floats[i]` F32 values each (shape [floats, 1], whose trailing 1 ggml does not write). */
+static void whole_file(ggtk_writer **out, int n, const uint64_t *floats)
+{
+    ggtk_writer *w = *out = ggtk_writer_new();
+    CHECK(w && ggtk_writer_set_string(w, "general.name", "whole") == GGTK_OK);
+    CHECK(ggtk_writer_set_u16(w, GGTK_SPLIT_KEY_COUNT, 9) == GGTK_OK); /* dropped by the cut */
+    for (int i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "t%d", i);
+        const uint64_t ne[2] = {floats[i], 1};
+        CHECK(ggtk_writer_add_tensor(w, name, GGTK_TENSOR_F32, 2, ne) == GGTK_OK);
+    }
+}
+
+static int64_t tensors_in(ggtk_writer *const *parts, int p)
+{
+    return ggtk_writer_tensor_count(parts[p]);
+}
+
+TEST(test_split_writer_cuts_by_tensor_count_with_the_split_keys_last)
+{
+    const uint64_t floats[5] = {8, 8, 8, 8, 8};
+    ggtk_writer *whole;
+    whole_file(&whole, 5, floats);
+    ggtk_split_options options = {.max_tensors = 2};
+    ggtk_writer **parts = NULL;
+    int n_parts = 0;
+    ggtk_error err = {0};
+    CHECK_MSG(ggtk_writer_split(whole, &options, &parts, &n_parts, &err) == GGTK_OK, "%s",
+              err.message);
+    CHECK(n_parts == 3 && tensors_in(parts, 0) == 2 && tensors_in(parts, 1) == 2 &&
+          tensors_in(parts, 2) == 1);
+    CHECK(ggtk_writer_tensor(parts[2], 0)->n_dims == 1);
+    /* Write the parts and read them back: metadata in the first part only, split keys last. */
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", support_make_dir("split_cut"));
+    snprintf(prefix, sizeof prefix, "%s/cut", dir);
+    for (int p = 0; p < n_parts; p++) {
+        CHECK(ggtk_writer_begin(parts[p], part_path(p, n_parts), &err) == GGTK_OK);
+        for (int64_t t = 0; t < tensors_in(parts, p); t++) {
+            float data[8] = {0};
+            CHECK(ggtk_writer_write_data(parts[p], data, sizeof data, &err) == GGTK_OK);
+        }
+        CHECK(ggtk_writer_finish(parts[p], &err) == GGTK_OK);
+    }
+    ggtk_split *set = ggtk_split_open(part_path(1, 3), GGTK_OPEN_METADATA, &err);
+    CHECK_MSG(set, "%s", err.message);
+    const ggtk_file *first = ggtk_split_part(set, 0), *last = ggtk_split_part(set, 2);
+    CHECK(ggtk_kv_count(first) == 4 && strcmp(ggtk_kv_key(first, 0), "general.name") == 0);
+    CHECK(strcmp(ggtk_kv_key(first, 1), GGTK_SPLIT_KEY_NO) == 0 &&
+          strcmp(ggtk_kv_key(first, 2), GGTK_SPLIT_KEY_TENSORS_COUNT) == 0 &&
+          strcmp(ggtk_kv_key(first, 3), GGTK_SPLIT_KEY_COUNT) == 0);
+    CHECK(ggtk_kv_count(last) == 3 && ggtk_version(last) == 3);
+    CHECK(ggtk_split_tensor_count(set) == 5);
+    ggtk_split_close(set);
+    ggtk_writer_split_free(parts, n_parts);
+    ggtk_writer_free(whole);
+}
+
+TEST(test_split_writer_cuts_by_padded_size)
+{
+    /* 40, 24, 8 and 40 floats: 160, 96, 32 and 160 bytes, all multiples of 32. */
+    const uint64_t floats[4] = {40, 24, 8, 40};
+    ggtk_writer *whole;
+    whole_file(&whole, 4, floats);
+    ggtk_writer **parts = NULL;
+    int n_parts = 0;
+    ggtk_error err = {0};
+    ggtk_split_options options = {.max_bytes = 288};
+    CHECK(ggtk_writer_split(whole, &options, &parts, &n_parts, &err) == GGTK_OK);
+    /* 160 + 96 + 32 = 288 fits; the last starts a part. */
+    CHECK(n_parts == 2 && tensors_in(parts, 0) == 3 && tensors_in(parts, 1) == 1);
+    ggtk_writer_split_free(parts, n_parts);
+    options = (ggtk_split_options){.max_bytes = 287, .no_tensor_first_part = true};
+    CHECK(ggtk_writer_split(whole, &options, &parts, &n_parts, &err) == GGTK_OK);
+    /* 160 + 96 fit, + 32 would not; then 32 + 160. */
+    CHECK(n_parts == 3 && tensors_in(parts, 0) == 0 && tensors_in(parts, 1) == 2 &&
+          tensors_in(parts, 2) == 2);
+    ggtk_writer_split_free(parts, n_parts);
+    /* A tensor larger than a part can hold. */
+    options = (ggtk_split_options){.max_bytes = 100};
+    CHECK(ggtk_writer_split(whole, &options, &parts, &n_parts, &err) == GGTK_ERR_USAGE);
+    CHECK_MSG(strstr(err.message, "part 1 would hold no tensor: tensor 't0' has 160 bytes"), "%s",
+              err.message);
+    options = (ggtk_split_options){0};
+    CHECK(ggtk_writer_split(whole, &options, &parts, &n_parts, &err) == GGTK_ERR_USAGE);
+    ggtk_writer_free(whole);
+}
+
+TEST(test_split_writer_finish_uncommitted_renames_only_on_commit)
+{
+    const char *dir = support_make_dir("split_uncommitted");
+    char path[600];
+    snprintf(path, sizeof path, "%s/out.gguf", dir);
+    ggtk_writer *w = ggtk_writer_new();
+    ggtk_error err = {0};
+    CHECK(w && ggtk_writer_begin(w, path, &err) == GGTK_OK);
+    ggtk_atomic_file *file = ggtk_writer_finish_uncommitted(w, &err);
+    CHECK_MSG(file, "%s", err.message);
+    CHECK(support_dir_entries(dir) == 1 && access(path, F_OK) != 0); /* only the temporary file */
+    CHECK(ggtk_atomic_file_commit(file, &err) == GGTK_OK);
+    ggtk_atomic_file_close(file);
+    CHECK(support_dir_entries(dir) == 1 && access(path, F_OK) == 0);
+    /* Closed without a commit, the finished file goes away. */
+    CHECK(remove(path) == 0 && ggtk_writer_begin(w, path, &err) == GGTK_OK);
+    file = ggtk_writer_finish_uncommitted(w, &err);
+    CHECK(file);
+    ggtk_atomic_file_close(file);
+    CHECK(support_dir_entries(dir) == 0);
+    ggtk_writer_free(w);
 }
