@@ -70,6 +70,12 @@ TEST(test_split_cli_by_tensors_merges_back_to_the_original)
     CHECK_MSG(out && strstr(out, "tensor count    72") && strstr(out, "split model: 3 parts"),
               "%s", out ? out : "");
     free(out);
+    CHECK(test_run(&out, "%s --json %s/m-00003-of-00003.gguf | python3 -c \"import json,sys; "
+                         "s=json.load(sys.stdin)['split']; print(s['tensor_count'], "
+                         "[p['tensor_count'] for p in s['parts']])\"",
+                   test_tool("gguf-inspect"), dir) == 0);
+    CHECK_MSG(out && strcmp(out, "272 [100, 100, 72]\n") == 0, "%s", out ? out : "");
+    free(out);
     CHECK(test_run(NULL, "%s --merge --strip-split-keys %s/m-00002-of-00003.gguf %s/stripped.gguf",
                    test_tool("gguf-split"), dir, dir) == 0);
     char merged[600];

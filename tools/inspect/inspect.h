@@ -57,6 +57,10 @@ int inspect_check(const inspect_options *opt);
 bool inspect_is_split_part(const ggtk_file *file);
 /* After the text report of a part: open and check the set `path` belongs to and list its parts. */
 int inspect_print_split(const char *path);
+/* The JSON report's "split" object for a part: the set's tensor count and its parts (file,
+ * tensor_count, file_size); NULL when out of memory, or with *failed set after printing why the
+ * set does not open. */
+json_t *inspect_split_json(const char *path, bool *failed);
 /* --check of a part: the whole set, and ggtk_check_contents() of every part. */
 int inspect_check_split(const char *path);
 

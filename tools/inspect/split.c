@@ -1,9 +1,10 @@
-/* split.c - gguf-inspect on a part of a split model: the text report of the part is followed by
- * the set's parts (which opens and checks the whole set), and --check validates every part and
- * the set as libgguf's ggtk_split_open() does. */
+/* split.c - gguf-inspect on a part of a split model: the report of the part (text or JSON) is
+ * followed by the set's parts (which opens and checks the whole set), and --check validates every
+ * part and the set as libgguf's ggtk_split_open() does. */
 #include "inspect.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 bool inspect_is_split_part(const ggtk_file *file)
 {
@@ -38,6 +39,29 @@ int inspect_print_split(const char *path)
     }
     ggtk_split_close(set);
     return EXIT_OK;
+}
+
+json_t *inspect_split_json(const char *path, bool *failed)
+{
+    *failed = true;
+    ggtk_split *set = open_set(path, GGTK_OPEN_METADATA);
+    if (!set)
+        return NULL;
+    json_t *parts = json_array();
+    for (int p = 0; p < ggtk_split_part_count(set); p++) {
+        const ggtk_file *part = ggtk_split_part(set, p);
+        inspect_json_append(&parts, json_pack("{s:o, s:I, s:I}", "file",
+                                              inspect_json_string(ggtk_path(part),
+                                                                  strlen(ggtk_path(part))),
+                                              "tensor_count", (json_int_t)ggtk_tensor_count(part),
+                                              "file_size", (json_int_t)ggtk_file_size(part)));
+    }
+    json_t *split = parts ? json_pack("{s:I, s:o}", "tensor_count",
+                                      (json_int_t)ggtk_split_tensor_count(set), "parts", parts)
+                          : NULL;
+    ggtk_split_close(set);
+    *failed = false;
+    return split;
 }
 
 int inspect_check_split(const char *path)
