@@ -105,7 +105,9 @@ ggtk_status ggtk_writer_write_data(ggtk_writer *writer, const void *data, size_t
     return GGTK_OK;
 }
 
-ggtk_status ggtk_writer_finish(ggtk_writer *writer, ggtk_error *err)
+/* Every tensor's data arrived and all of it reached the temporary file; else the write is
+ * abandoned. */
+static ggtk_status stream_complete(ggtk_writer *writer, ggtk_error *err)
 {
     if (!writer || !writer->stream.active)
         return ggtk_fail(err, GGTK_ERR_USAGE, NULL, UINT64_MAX, "no write in progress");
@@ -120,7 +122,25 @@ ggtk_status ggtk_writer_finish(ggtk_writer *writer, ggtk_error *err)
     }
     if (!writer_output_flush(&stream->out))
         return stream_io_fail(writer, err, "cannot write", stream->out.error);
-    ggtk_status status = ggtk_atomic_file_commit(stream->file, err);
-    stream_release(stream);
+    return GGTK_OK;
+}
+
+ggtk_status ggtk_writer_finish(ggtk_writer *writer, ggtk_error *err)
+{
+    ggtk_status status = stream_complete(writer, err);
+    if (status != GGTK_OK)
+        return status;
+    status = ggtk_atomic_file_commit(writer->stream.file, err);
+    stream_release(&writer->stream);
     return status;
+}
+
+ggtk_atomic_file *ggtk_writer_finish_uncommitted(ggtk_writer *writer, ggtk_error *err)
+{
+    if (stream_complete(writer, err) != GGTK_OK)
+        return NULL;
+    ggtk_atomic_file *file = writer->stream.file;
+    writer->stream.file = NULL; /* now the caller's */
+    stream_release(&writer->stream);
+    return file;
 }

@@ -206,7 +206,7 @@ TEST(test_run_reports_temp_file_and_progress)
     inf_quantize_plan *plan = inf_quantize_plan_new(in, &o, &err);
     CHECK(plan);
     seen s = {.monotonic = true};
-    inf_quantize_callbacks cb = {on_temp, on_progress, &s};
+    inf_quantize_callbacks cb = {on_temp, on_progress, &s, NULL};
     CHECK_MSG(inf_quantize_run(plan, out, &cb, NULL, &err) == GGTK_OK, "%s", err.message);
     CHECK(s.temp_existed && strstr(s.temp, "/.out.gguf.") && access(s.temp, F_OK) != 0);
     CHECK(s.monotonic && s.calls >= 1); /* after each batch; the fixture fits in one */

@@ -16,8 +16,10 @@ _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the handler needs lock-free atomic in
 static const int HANDLED[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGBUS};
 #define N_HANDLED (sizeof HANDLED / sizeof HANDLED[0])
 
-/* A few slots: a tool writes at most one or two files at a time. */
-enum { N_SLOTS = 4 };
+/* Most tools write one or two files at a time; gguf-split keeps every part of a set as a
+ * temporary file until all were written (split_tool.h's SPLIT_MAX_FILES). The paths live in
+ * zero-filled static memory, which takes no RAM until a slot is used. */
+enum { N_SLOTS = 1024 };
 static char slot_path[N_SLOTS][PATH_MAX];
 static atomic_int slot_used[N_SLOTS];
 

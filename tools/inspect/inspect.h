@@ -58,6 +58,17 @@ int inspect_check(const inspect_options *opt);
  * (tensor, element, block offset) and returns false. */
 bool inspect_check_blocks(const char *path, const ggtk_file *file);
 
+/* Split models (split.c). Whether `file` is one part of several (split.count > 1). */
+bool inspect_is_split_part(const ggtk_file *file);
+/* After the text report of a part: open and check the set `path` belongs to and list its parts. */
+int inspect_print_split(const char *path);
+/* The JSON report's "split" object for a part: the set's tensor count and its parts (file,
+ * tensor_count, file_size); NULL when out of memory, or with *failed set after printing why the
+ * set does not open. */
+json_t *inspect_split_json(const char *path, bool *failed);
+/* --check of a part: the whole set, and ggtk_check_contents() of every part. */
+int inspect_check_split(const char *path);
+
 /* The text report and the JSON report of one file; `hashes` (one per tensor, file order) and
  * `all_hash` are printed when hashes is not NULL. */
 int inspect_print_text(const inspect_options *opt, const ggtk_file *file,

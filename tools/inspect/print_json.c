@@ -217,6 +217,18 @@ int inspect_print_json(const inspect_options *opt, const ggtk_file *file,
                              "model", model_json(summary));
     if (root && opt->tensor_glob)
         json_object_set_new(root, "tensor_glob", cstring_json(opt->tensor_glob));
+    if (root && inspect_is_split_part(file)) {
+        bool failed = false;
+        json_t *split = inspect_split_json(opt->files[0], &failed);
+        if (failed) {
+            json_decref(root);
+            return EXIT_FAIL;
+        }
+        if (!split || json_object_set_new(root, "split", split) != 0) {
+            json_decref(root);
+            root = NULL;
+        }
+    }
     if (root && hashes && !opt->tensor_glob) {
         char hex[17];
         snprintf(hex, sizeof hex, "%016" PRIx64, all_hash);

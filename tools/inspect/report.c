@@ -1,4 +1,5 @@
-/* report.c - the commands that look at one file: the report (text or JSON) and --check. */
+/* report.c - the commands that look at one file: the report (text or JSON) and --check (of the
+ * whole set when the file is a part of a split model). */
 #include "inspect.h"
 
 #include <stdlib.h>
@@ -37,6 +38,8 @@ int inspect_report(const inspect_options *opt)
     }
     status = opt->json ? inspect_print_json(opt, file, &summary, hashes, all_hash)
                        : inspect_print_text(opt, file, &summary);
+    if (status == EXIT_OK && !opt->json && inspect_is_split_part(file))
+        status = inspect_print_split(opt->files[0]);
 done:
     free(hashes);
     ggtk_close(file);
@@ -53,6 +56,10 @@ int inspect_check(const inspect_options *opt)
     int status = EXIT_FAIL;
     if (!summarize(file, &summary))
         goto done;
+    if (inspect_is_split_part(file)) {
+        status = inspect_check_split(opt->files[0]);
+        goto done;
+    }
     if (ggtk_check_contents(file, &err) != GGTK_OK) {
         inspect_error("%s", err.message);
         goto done;

@@ -1,6 +1,7 @@
 /* args.c - the command line of gguf-quantize: IN OUT TYPE plus options, which may come in any
  * order. One table lists every option; errors are one line on stderr. */
 #include "quantize_tool.h"
+#include "split_limits.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -11,12 +12,14 @@ static const char usage_text[] =
     "usage: gguf-quantize [options] IN OUT TYPE\n"
     "       gguf-quantize --dry-run [options] IN [OUT] TYPE\n"
     "\n"
-    "Convert the GGUF model IN to the file type TYPE and write OUT (through a temporary file\n"
-    "renamed at the end). TYPE is llama-quantize's name, in any case, or its number: F32 F16 BF16\n"
-    "Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K_S Q3_K_M Q3_K_L Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q6_K (Q3_K,\n"
-    "Q4_K, Q5_K: the _M mixes). As llama-quantize does, 1-D tensors and norms keep their type,\n"
-    "weight matrices get TYPE's tensor type and (unless --pure) the mix's per-tensor choices:\n"
-    "output.weight Q6_K (Q8_0 when rows are not whole blocks), attn_v/ffn_down bumps by layer, ...\n"
+    "Convert the GGUF model IN (a file, or any part of a split model) to the file type TYPE and\n"
+    "write OUT (through a temporary file renamed at the end; with --split-max-*, the parts\n"
+    "OUT-00001-of-0000N.gguf, ... renamed together once all were written). TYPE is\n"
+    "llama-quantize's name, in any case, or its number: F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0\n"
+    "Q2_K Q3_K_S Q3_K_M Q3_K_L Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q6_K (Q3_K, Q4_K, Q5_K: the _M mixes).\n"
+    "As llama-quantize does, 1-D tensors and norms keep their type, weight matrices get TYPE's\n"
+    "tensor type and (unless --pure) the mix's per-tensor choices: output.weight Q6_K (Q8_0 when\n"
+    "rows are not whole blocks), attn_v/ffn_down bumps by layer, ...\n"
     "Rows that do not split into a type's blocks fall back to a type that fits (see --dry-run).\n"
     "\n"
     "options:\n"
@@ -29,6 +32,10 @@ static const char usage_text[] =
     "  --no-fallback             fail, naming the tensor, when its rows do not fit the type\n"
     "                            chosen for it, instead of falling back to another type\n"
     "  --allow-requantize        convert tensors that are already quantized (lower quality)\n"
+    "  --split-max-tensors N     write a split model, at most N tensors per part\n"
+    "  --split-max-size N(M|G)   write a split model, at most N megabytes (10^6 bytes) or\n"
+    "                            gigabytes of tensor data per part (parts as gguf-split cuts)\n"
+    "  --no-tensor-first-split   with --split-max-*: the first part holds the metadata only\n"
     "  --dry-run                 print the plan (types, fallbacks, bits per weight), write nothing\n"
     "  -t, --threads N           threads (default: all cores)\n"
     "  -q, --quiet               no progress bar and no table, only warnings and errors\n"
@@ -36,7 +43,8 @@ static const char usage_text[] =
 
 enum option_id {
     OPT_PURE, OPT_OUTPUT_TYPE, OPT_EMBD_TYPE, OPT_TENSOR_TYPE, OPT_NO_FALLBACK,
-    OPT_ALLOW_REQUANTIZE, OPT_DRY_RUN, OPT_THREADS, OPT_QUIET, OPT_HELP
+    OPT_ALLOW_REQUANTIZE, OPT_DRY_RUN, OPT_THREADS, OPT_QUIET, OPT_HELP, OPT_SPLIT_MAX_TENSORS,
+    OPT_SPLIT_MAX_SIZE, OPT_NO_TENSOR_FIRST_SPLIT
 };
 
 static const struct {
@@ -55,6 +63,9 @@ static const struct {
     {"--threads", "-t", OPT_THREADS, true},
     {"--quiet", "-q", OPT_QUIET, false},
     {"--help", "-h", OPT_HELP, false},
+    {"--split-max-tensors", NULL, OPT_SPLIT_MAX_TENSORS, true},
+    {"--split-max-size", NULL, OPT_SPLIT_MAX_SIZE, true},
+    {"--no-tensor-first-split", NULL, OPT_NO_TENSOR_FIRST_SPLIT, false},
 };
 
 static int usage_error(const char *fmt, const char *detail)
@@ -112,6 +123,20 @@ static int parse_threads(const char *text, int *threads)
     return 0;
 }
 
+/* One limit of a split output; a second limit is a usage error (as for llama-gguf-split). */
+static int parse_split_limit(tool_args *args, enum option_id id, const char *value)
+{
+    ggtk_split_options *split = &args->options.split;
+    if (split->max_tensors > 0 || split->max_bytes > 0)
+        return usage_error("%s", "give either --split-max-tensors or --split-max-size, once");
+    if (id == OPT_SPLIT_MAX_TENSORS && !split_limit_parse_tensors(value, &split->max_tensors))
+        return usage_error("--split-max-tensors wants a positive tensor count, not '%s'", value);
+    if (id == OPT_SPLIT_MAX_SIZE && !split_limit_parse_size(value, &split->max_bytes))
+        return usage_error("--split-max-size wants N followed by M or G (128M, 4G), not '%s'",
+                           value);
+    return 0;
+}
+
 /* PATTERN=TYPE, split at the last '=' so that the pattern may itself contain '='. */
 static int parse_tensor_rule(tool_args *args, const char *text)
 {
@@ -153,6 +178,9 @@ static int apply_option(tool_args *args, enum option_id id, const char *value, b
         *exit_now = true;
         return 0;
     case OPT_THREADS: return parse_threads(value, &args->options.n_threads);
+    case OPT_SPLIT_MAX_TENSORS:
+    case OPT_SPLIT_MAX_SIZE: return parse_split_limit(args, id, value);
+    case OPT_NO_TENSOR_FIRST_SPLIT: args->options.split.no_tensor_first_part = true; return 0;
     case OPT_TENSOR_TYPE: return parse_tensor_rule(args, value);
     case OPT_OUTPUT_TYPE:
         return (args->options.output_type = parse_type(value)) < 0 ? EXIT_USAGE : 0;
@@ -220,6 +248,10 @@ int tool_args_parse(tool_args *args, int argc, char **argv, bool *exit_now)
             return usage_error("unexpected argument '%s'", argv[i]);
         positional[n_positional++] = argv[i];
     }
+    const ggtk_split_options *split = &args->options.split;
+    if (split->no_tensor_first_part && split->max_tensors == 0 && split->max_bytes == 0)
+        return usage_error("%s", "--no-tensor-first-split needs --split-max-tensors or "
+                                 "--split-max-size");
     return assign_positionals(args, positional, n_positional);
 }
 

@@ -8,6 +8,9 @@
 
 /* Exit statuses. */
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
+/* Most parts of a split output one run writes (each stays a temporary file until all are
+ * written; kept under the signal module's slots and the usual 1024 open files). */
+enum { SPLIT_OUTPUT_MAX_FILES = 1000 };
 
 /* The parsed command line. */
 typedef struct tool_args {

@@ -36,6 +36,9 @@ static void print_totals(const inf_quantize_plan *plan)
            mib(plan->data_size_after), bits_per_weight(plan->data_size_after, plan->n_elements));
     printf("file:    %.2f MiB -> %.2f MiB (%llu bytes)\n", mib(plan->file_size_before),
            mib(plan->file_size_after), (unsigned long long)plan->file_size_after);
+    if (ggtk_split_part_count(plan->input_parts) > 1 || plan->n_output_parts > 0)
+        printf("parts:   %d -> %d\n", ggtk_split_part_count(plan->input_parts),
+               plan->n_output_parts > 0 ? plan->n_output_parts : 1);
 }
 
 /* The why column: the reason, the rule, and a fallback with the type that did not fit. */

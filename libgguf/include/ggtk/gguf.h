@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <ggtk/atomic_file.h>
 #include <ggtk/error.h>
 #include <ggtk/export.h>
 
@@ -306,6 +307,70 @@ GGTK_API int64_t ggtk_find_tensor(const ggtk_file *file, const char *name);
 GGTK_API uint64_t ggtk_tensor_elements(const ggtk_tensor_info *tensor);
 
 /* ---------------------------------------------------------------------------------------------
+ * Split models
+ *
+ * A model too big for one file is published as parts "PREFIX-00001-of-00003.gguf", ... (the
+ * naming and keys of llama.cpp's llama-gguf-split). Every part is a complete GGUF file holding
+ * some of the tensors and three keys: split.no (uint16, the part's index from 0), split.count
+ * (uint16, the number of parts) and split.tensors.count (int32, the tensors of all parts). The
+ * first part holds the model's metadata; llama-gguf-split gives the others the split keys only.
+ * ------------------------------------------------------------------------------------------- */
+
+#define GGTK_SPLIT_KEY_NO "split.no"
+#define GGTK_SPLIT_KEY_COUNT "split.count"
+#define GGTK_SPLIT_KEY_TENSORS_COUNT "split.tensors.count"
+/* Most parts a set can have (split.count is a uint16). */
+#define GGTK_SPLIT_MAX_PARTS 65535
+
+/* A model opened from one file or from all parts of a split set, each part mapped (or read)
+ * separately. Opaque; owns its parts. Immutable once opened: safe to read from many threads. */
+typedef struct ggtk_split ggtk_split;
+
+/* Open the model that `path` belongs to. A file without split.count, or with split.count 0 (what
+ * llama-gguf-split --merge writes) or 1, is a model of one part. Otherwise `path` may be any part:
+ * its name must end in "-NNNNN-of-CCCCC.gguf" as its split.no and split.count say, and the other
+ * parts are found beside it by that naming. Each part is opened with ggtk_open(path, mode) and
+ * every part is checked: split.no and split.count are uint16, split.tensors.count an int32 (when
+ * present in a part, the same as in the first), split.no matches the part's place, split.count
+ * is the same in every part, a part that has general.architecture has the first part's, no tensor
+ * name appears twice in the set and the tensors of all parts add up to split.tensors.count.
+ * Returns NULL on failure with *err (may be NULL) holding one line that names the file and the
+ * field at fault (a missing part: that part's path and "part 2 of 3"); the offset is the byte of
+ * the field within that file. Close with ggtk_split_close(). */
+GGTK_API ggtk_split *ggtk_split_open(const char *path, ggtk_open_mode mode, ggtk_error *err);
+
+/* Close every part and free the set. NULL is allowed. */
+GGTK_API void ggtk_split_close(ggtk_split *split);
+
+/* Number of parts (1 for a file that is not split). */
+GGTK_API int ggtk_split_part_count(const ggtk_split *split);
+
+/* Part `part` (0 <= part < ggtk_split_part_count()), owned by the set. Part 0 is the model's
+ * metadata: read keys through ggtk_split_part(split, 0). */
+GGTK_API const ggtk_file *ggtk_split_part(const ggtk_split *split, int part);
+
+/* Number of tensors of all parts. */
+GGTK_API int64_t ggtk_split_tensor_count(const ggtk_split *split);
+
+/* Tensor `index` across the parts (0 <= index < ggtk_split_tensor_count()), in part order then
+ * file order, which is the order of the merged file. Its `data` points into its own part's map
+ * and `offset`/`info_offset` are relative to that part. When `part` is not NULL it receives the
+ * index of the part holding the tensor. NULL for an index out of range. */
+GGTK_API const ggtk_tensor_info *ggtk_split_tensor(const ggtk_split *split, int64_t index, int *part);
+
+/* Index (for ggtk_split_tensor()) of the tensor called `name`, or -1 when absent. */
+GGTK_API int64_t ggtk_split_find_tensor(const ggtk_split *split, const char *name);
+
+/* The path of part `part` (from 0) of `count` parts: "<prefix>-%05d-of-%05d.gguf" with part + 1,
+ * as llama-gguf-split names them. snprintf() semantics: writes at most `size` bytes including the
+ * NUL and returns the length of the whole path. */
+GGTK_API size_t ggtk_split_part_path(char *buf, size_t size, const char *prefix, int part, int count);
+
+/* Length of the prefix of `path` when `path` is named as part `part` of `count` (ends in
+ * "-%05d-of-%05d.gguf" with part + 1, after at least one byte of prefix), else 0. */
+GGTK_API size_t ggtk_split_prefix_length(const char *path, int part, int count);
+
+/* ---------------------------------------------------------------------------------------------
  * Writing
  * ------------------------------------------------------------------------------------------- */
 
@@ -390,6 +455,36 @@ GGTK_API ggtk_status ggtk_writer_write_data(ggtk_writer *writer, const void *dat
 /* Check every tensor's data was written, fsync, and rename the temporary file onto `path`.
  * On any failure the temporary file is removed and `path` is untouched. */
 GGTK_API ggtk_status ggtk_writer_finish(ggtk_writer *writer, ggtk_error *err);
+/* ggtk_writer_finish() without the rename: checks every tensor's data was written, flushes, and
+ * hands the temporary file over to the caller, who renames it onto the path given to
+ * ggtk_writer_begin() with ggtk_atomic_file_commit() or removes it with ggtk_atomic_file_close().
+ * This lets several files be written first and renamed only once all were (the parts of a split
+ * model). The writer is then free for another write. NULL on failure, with the temporary file
+ * removed and *err (may be NULL) set. */
+GGTK_API ggtk_atomic_file *ggtk_writer_finish_uncommitted(ggtk_writer *writer, ggtk_error *err);
+/* How ggtk_writer_split() cuts a file into parts: llama-gguf-split's options. */
+typedef struct ggtk_split_options {
+    int max_tensors;           /* at most this many tensors per part (used when max_bytes is 0) */
+    uint64_t max_bytes;        /* at most this many bytes of tensor data, each tensor padded to
+                                * the alignment, per part; 0 to cut by max_tensors */
+    bool no_tensor_first_part; /* the first part holds the metadata only */
+} ggtk_split_options;
+
+/* The parts llama-gguf-split writes for the file `whole` describes (its metadata and tensor infos;
+ * no write in progress): each part a new writer, version 3; the first with `whole`'s metadata in
+ * order (less any split.* key), every part ending with split.no, split.tensors.count and
+ * split.count; the tensors in `whole`'s order with ggml's dimension count (trailing dimensions of
+ * 1 dropped), a part starting at every max_tensors-th tensor, or where the next tensor would take
+ * the part past max_bytes. Name part p with ggtk_split_part_path(); write the tensor data in
+ * `whole`'s order across the parts. On success *parts holds *n_parts writers (release them with
+ * ggtk_writer_split_free()). GGTK_ERR_USAGE, with a message, for a part that would hold no tensor
+ * (a tensor larger than max_bytes), bad options or more than GGTK_SPLIT_MAX_PARTS parts;
+ * GGTK_ERR_OVERFLOW, GGTK_ERR_NOMEM. */
+GGTK_API ggtk_status ggtk_writer_split(const ggtk_writer *whole, const ggtk_split_options *options,
+                                       ggtk_writer ***parts, int *n_parts, ggtk_error *err);
+/* Free the writers and the array ggtk_writer_split() made. NULL is allowed. */
+GGTK_API void ggtk_writer_split_free(ggtk_writer **parts, int n_parts);
+
 /* Abandon a write in progress: remove the temporary file. */
 GGTK_API void ggtk_writer_abort(ggtk_writer *writer);
 

@@ -69,10 +69,12 @@ GGTK_API inf_model_params inf_model_params_default(void);
 
 typedef struct inf_model inf_model;
 
-/* Open the model at `path` (params NULL: defaults). Checks, each failure one line in `err`
- * naming the file and what is wrong:
+/* Open the model at `path` (params NULL: defaults). `path` may be any part of a split model: the
+ * set is opened with ggtk_split_open(), metadata comes from its first part and each weight is
+ * bound in its own part's map. Checks, each failure one line in `err` naming the file and what is
+ * wrong:
  *  - a GGUF error from the reader, with its status (GGTK_ERR_IO for a file that cannot be opened,
- *    GGTK_ERR_TRUNCATED, GGTK_ERR_MAGIC, ...);
+ *    GGTK_ERR_TRUNCATED, GGTK_ERR_MAGIC, ...), or a split set that does not hold together;
  *  - general.architecture other than "llama": GGTK_ERR_UNSUPPORTED, "unsupported architecture
  *    'X'";
  *  - a missing (GGTK_ERR_NOT_FOUND) or mistyped (GGTK_ERR_TYPE) hyper-parameter key, or values
@@ -95,7 +97,8 @@ GGTK_API void inf_model_close(inf_model *model);
 GGTK_API const inf_model_hparams *inf_model_get_hparams(const inf_model *model);
 /* The vocabulary, owned by the model. */
 GGTK_API const inf_vocab *inf_model_get_vocab(const inf_model *model);
-/* The opened file (metadata and tensor infos), owned by the model. */
+/* The opened file (metadata and tensor infos), owned by the model; the first part of a split
+ * model (its metadata, and the tensor infos of that part only). */
 GGTK_API const ggtk_file *inf_model_get_file(const inf_model *model);
 /* Bytes of weight data the model uses. */
 GGTK_API uint64_t inf_model_weight_bytes(const inf_model *model);

@@ -118,10 +118,15 @@ typedef struct inf_quantize_options {
     size_t n_tensor_rules;
     bool allow_requantize;  /* convert tensors that are already quantized (dequantize first) */
     int n_threads;          /* threads for the conversion; 0 or less: OpenMP's default */
+    /* max_tensors or max_bytes > 0: write the output as the parts of a split model, cut as
+     * llama-gguf-split cuts the whole output file (ggtk_writer_split()), the output path being
+     * the parts' prefix; both 0 (the default): one file. */
+    ggtk_split_options split;
 } inf_quantize_options;
 
 /* The defaults for a file of `file_type`: not pure, fallbacks allowed, no overrides (output_type
- * and embd_type -1), no tensor rules, no requantizing, default threads. */
+ * and embd_type -1), no tensor rules, no requantizing, default threads, one output file (no
+ * split). */
 GGTK_API inf_quantize_options inf_quantize_options_default(ggtk_file_type file_type);
 
 /* ---------------------------------------------------------------------------------------------
@@ -144,7 +149,7 @@ GGTK_API const char *inf_quantize_reason_name(inf_quantize_reason reason);
 
 /* The decision for one tensor, in file order. */
 typedef struct inf_quantize_plan_tensor {
-    const ggtk_tensor_info *info; /* the input tensor, owned by the input file */
+    const ggtk_tensor_info *info; /* the input tensor, owned by its input part */
     ggtk_tensor_type new_type;    /* type it is written as */
     ggtk_tensor_type wanted_type; /* type the rules chose; differs from new_type after a fallback */
     inf_quantize_reason reason;
@@ -156,9 +161,11 @@ typedef struct inf_quantize_plan_tensor {
     uint64_t new_size;            /* bytes of data written for it */
 } inf_quantize_plan_tensor;
 
-/* A plan for one input file. The public fields are read-only for the caller. */
+/* A plan for one input model. The public fields are read-only for the caller. */
 typedef struct inf_quantize_plan {
-    ggtk_file *input;                  /* the input's header (GGTK_OPEN_METADATA), owned */
+    ggtk_split *input_parts;           /* the input's headers (GGTK_OPEN_METADATA): one file, or
+                                        * every part of a split model; owned */
+    const ggtk_file *input;            /* its first part: the metadata */
     inf_quantize_options options;      /* copy of the options (pointers still borrowed) */
     int64_t n_tensors;
     inf_quantize_plan_tensor *tensors; /* n_tensors entries in file order */
@@ -168,25 +175,30 @@ typedef struct inf_quantize_plan {
     uint64_t n_elements;               /* weights in the model */
     uint64_t data_size_before;         /* sum of the input tensors' data sizes */
     uint64_t data_size_after;          /* sum of the output tensors' data sizes */
-    uint64_t file_size_before;         /* input file size */
-    uint64_t file_size_after;          /* exact size the output file will have */
+    uint64_t file_size_before;         /* input file size (all parts) */
+    uint64_t file_size_after;          /* exact size the output file (all parts) will have */
     char **warnings;                   /* n_warnings lines (fallbacks, requantizing, types no
                                         * kernel writes) */
     int64_t n_warnings;
     ggtk_writer *writer;               /* private: the output's header, ready to write */
+    ggtk_writer **output_parts;        /* private: with options.split, the parts' headers */
+    int n_output_parts;                /* parts written (options.split), 0 for one file */
 } inf_quantize_plan;
 
 /* Read the header of the GGUF file at `input_path` and decide the type of every tensor under
- * `options`. Nothing is written and no tensor data is read, so this is also the whole of a dry
- * run. Returns the plan (free it with inf_quantize_plan_free()) or NULL with `err` set:
- * the reader's error when the file cannot be opened or is invalid (GGTK_ERR_IO, GGTK_ERR_MAGIC,
- * GGTK_ERR_TRUNCATED, ...); GGTK_ERR_USAGE (unsupported file type, bad regex, override type
- * llama.cpp never stores weights in, split file, a fallback needed under no_fallback (naming the
- * tensor, its row length and the wanted type), a MoE ffn tensor without a blk.N. layer number);
- * GGTK_ERR_REQUANTIZE (a tensor would be converted from a quantized type without
- * allow_requantize); GGTK_ERR_UNSUPPORTED (no kernel reads the input type); GGTK_ERR_NOMEM.
- * Tensor types the kernels cannot write do not fail the plan: they get a warning, and
- * inf_quantize_run() refuses the plan. */
+ * `options`. `input_path` may be any part of a split model (ggtk_split_open()): the tensors of
+ * all parts are planned, in the order of the merged file, and the output is one file without the
+ * split.* keys, as llama-quantize writes it. Nothing is written and no tensor data is read, so
+ * this is also the whole of a dry run. Returns the plan (free it with inf_quantize_plan_free())
+ * or NULL with `err` set: the reader's error when the file cannot be opened or is invalid
+ * (GGTK_ERR_IO, GGTK_ERR_MAGIC, GGTK_ERR_TRUNCATED, ...) or a split set that does not hold
+ * together; GGTK_ERR_USAGE (unsupported file type, bad regex, override type llama.cpp never
+ * stores weights in, a fallback needed under no_fallback (naming the tensor, its row length and
+ * the wanted type), a MoE ffn tensor without a blk.N. layer number); GGTK_ERR_REQUANTIZE (a
+ * tensor would be converted from a quantized type without allow_requantize);
+ * GGTK_ERR_UNSUPPORTED (no kernel reads the input type); GGTK_ERR_NOMEM. Tensor types the
+ * kernels cannot write do not fail the plan: they get a warning, and inf_quantize_run() refuses
+ * the plan. */
 GGTK_API inf_quantize_plan *inf_quantize_plan_new(const char *input_path,
                                                   const inf_quantize_options *options,
                                                   ggtk_error *err);
@@ -215,12 +227,17 @@ typedef struct inf_quantize_progress {
 
 /* Hooks the caller may set; any may be NULL. They run on the calling thread. */
 typedef struct inf_quantize_callbacks {
-    /* Called once, right after the temporary output file was created, with its path (valid until
-     * inf_quantize_run() returns). A tool copies it for a signal handler that unlinks it. */
+    /* Called right after a temporary output file was created (once, or once per part of a split
+     * output), with its path (valid until inf_quantize_run() returns). A tool copies it for a
+     * signal handler that unlinks it. */
     void (*on_temp_file)(const char *temp_path, void *user);
     /* Called after each batch of rows has been written. */
     void (*on_progress)(const inf_quantize_progress *progress, void *user);
     void *user;
+    /* Called right before each temporary output file is created, so that a tool can hold its
+     * signals back until on_temp_file has tracked the file (last, so that initialisers written
+     * before it still fit). */
+    void (*before_temp_file)(void *user);
 } inf_quantize_callbacks;
 
 /* What happened to one tensor. */
@@ -231,7 +248,8 @@ typedef struct inf_quantize_tensor_stats {
     double rel_rmse;   /* rmse / rms (0 when rms is 0) */
 } inf_quantize_tensor_stats;
 
-/* Convert and write the file planned by `plan` to `output_path`; a plan runs at most once.
+/* Convert and write the file planned by `plan` to `output_path` (with options.split, the parts
+ * `output_path`-00001-of-0000N.gguf, ...: ggtk_split_part_path()); a plan runs at most once.
  * Tensors are processed in file order in batches of rows (about 8 MiB of F32 values, a batch
  * may span several small tensors), the rows of a batch shared among OpenMP threads; each row is
  * checked, converted and read back by one thread. Memory use stays a few batches (the input is
@@ -240,7 +258,9 @@ typedef struct inf_quantize_tensor_stats {
  * The output appears at `output_path` only when everything succeeded; on any failure it is not
  * created (an existing file there is left untouched) and the temporary file is removed. A
  * process killed meanwhile leaves only the temporary file (named by the writer, next to
- * `output_path`), never a partial `output_path`.
+ * `output_path`), never a partial `output_path`. The parts of a split output are written one
+ * after the other, each through its temporary file, and renamed only once all were written; when
+ * a rename fails, the parts already renamed are removed.
  * `stats` may be NULL or hold plan->n_tensors entries, filled for each tensor.
  * Errors: GGTK_ERR_UNSUPPORTED (no kernel of this build writes a planned tensor type; nothing is
  * created), GGTK_ERR_PATH (see inf_quantize_check_paths()), GGTK_ERR_NONFINITE (NaN/Inf in the

@@ -19,6 +19,8 @@ enum {
 typedef struct tensor_job {
     const inf_quantize_plan_tensor *entry;
     const uint8_t *data;      /* the input tensor in the map */
+    int part;                 /* the input part holding it (0 unless the input is split) */
+    int out_file;             /* the output file it goes to (0 unless the output is split) */
     int64_t ncols;
     int64_t nrows;
     int64_t next_row;         /* first row not yet in a batch */

@@ -174,7 +174,7 @@ static ggtk_status plan_tensor(inf_quantize_plan *plan, inf_quantize_plan_tensor
 /* The rules' choice for every tensor, made in llama-quantize's order, which its counters follow. */
 static ggtk_status choose_all(inf_quantize_plan *plan, quantize_rules *rules, ggtk_error *err)
 {
-    int64_t *order = quantize_tensor_order(plan->input);
+    int64_t *order = quantize_tensor_order(plan->input_parts);
     if (!order)
         return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
     ggtk_status status = GGTK_OK;
@@ -210,13 +210,46 @@ static ggtk_status warn_unwritable(inf_quantize_plan *plan, ggtk_error *err)
                        "no kernel of this build writes %s: the plan can be shown, not run", names);
 }
 
+/* A split input's output is one file: the first part's writer without the split keys (as
+ * llama-quantize removes them), with the tensors of the other parts appended in order. */
+static ggtk_status add_other_parts(inf_quantize_plan *plan)
+{
+    static const char *const split_keys[] = {GGTK_SPLIT_KEY_NO, GGTK_SPLIT_KEY_COUNT,
+                                             GGTK_SPLIT_KEY_TENSORS_COUNT};
+    for (size_t k = 0; k < sizeof split_keys / sizeof split_keys[0]; k++)
+        ggtk_writer_remove(plan->writer, split_keys[k]); /* absent is fine */
+    ggtk_status status = GGTK_OK;
+    for (int64_t i = ggtk_tensor_count(plan->input); i < plan->n_tensors && status == GGTK_OK; i++) {
+        const ggtk_tensor_info *info = plan->tensors[i].info;
+        status = ggtk_writer_add_tensor(plan->writer, info->name, info->type, info->n_dims,
+                                        info->ne);
+    }
+    return status;
+}
+
+/* With options.split, the output's parts as llama-gguf-split would cut the whole output. */
+static ggtk_status split_output(inf_quantize_plan *plan, ggtk_error *err)
+{
+    const ggtk_split_options *split = &plan->options.split;
+    if (split->max_tensors <= 0 && split->max_bytes == 0)
+        return GGTK_OK;
+    ggtk_status status = ggtk_writer_split(plan->writer, split, &plan->output_parts,
+                                           &plan->n_output_parts, err);
+    if (status != GGTK_OK)
+        return status;
+    plan->file_size_after = 0;
+    for (int p = 0; p < plan->n_output_parts; p++)
+        plan->file_size_after += ggtk_writer_file_size(plan->output_parts[p]);
+    return GGTK_OK;
+}
+
 /* The output header: the input's metadata and tensor infos with the new types and file type. */
 static ggtk_status build_writer(inf_quantize_plan *plan, ggtk_error *err)
 {
     plan->writer = ggtk_writer_new_from_file(plan->input);
     if (!plan->writer)
         return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
-    ggtk_status status = GGTK_OK;
+    ggtk_status status = add_other_parts(plan);
     for (int64_t i = 0; status == GGTK_OK && i < plan->n_tensors; i++) {
         const inf_quantize_plan_tensor *entry = &plan->tensors[i];
         if (entry->new_type != entry->info->type)
@@ -233,28 +266,17 @@ static ggtk_status build_writer(inf_quantize_plan *plan, ggtk_error *err)
                               "%s: cannot build the output header: %s", ggtk_path(plan->input),
                               ggtk_strerror(status));
     plan->file_size_after = ggtk_writer_file_size(plan->writer);
-    return GGTK_OK;
-}
-
-static ggtk_status check_not_split(const ggtk_file *input, ggtk_error *err)
-{
-    uint64_t n_splits = 0;
-    if (ggtk_get_uint(input, "split.count", &n_splits) == GGTK_OK && n_splits > 1)
-        return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
-                              "%s: is one of %llu split files; merge them first (split files are "
-                              "not supported)",
-                              ggtk_path(input), (unsigned long long)n_splits);
-    return GGTK_OK;
+    return split_output(plan, err);
 }
 
 static ggtk_status plan_all(inf_quantize_plan *plan, quantize_rules *rules, ggtk_error *err)
 {
-    plan->n_tensors = ggtk_tensor_count(plan->input);
+    plan->n_tensors = ggtk_split_tensor_count(plan->input_parts);
     plan->tensors = calloc(plan->n_tensors ? plan->n_tensors : 1, sizeof *plan->tensors);
     if (!plan->tensors)
         return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
     for (int64_t i = 0; i < plan->n_tensors; i++)
-        plan->tensors[i].info = ggtk_tensor(plan->input, i);
+        plan->tensors[i].info = ggtk_split_tensor(plan->input_parts, i, NULL);
     ggtk_status status = choose_all(plan, rules, err);
     for (int64_t i = 0; status == GGTK_OK && i < plan->n_tensors; i++)
         status = plan_tensor(plan, &plan->tensors[i], err);
@@ -275,22 +297,22 @@ static ggtk_status plan_all(inf_quantize_plan *plan, quantize_rules *rules, ggtk
     return status == GGTK_OK ? build_writer(plan, err) : status;
 }
 
-/* Plan for an opened input; takes ownership of `input` (closed on failure too). */
-static ggtk_status plan_input(ggtk_file *input, const inf_quantize_options *options,
+/* Plan for an opened input; takes ownership of `parts` (closed on failure too). */
+static ggtk_status plan_input(ggtk_split *parts, const inf_quantize_options *options,
                                       inf_quantize_plan **out, ggtk_error *err)
 {
     inf_quantize_plan *plan = calloc(1, sizeof *plan);
     if (!plan) {
-        ggtk_close(input);
+        ggtk_split_close(parts);
         return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
     }
-    plan->input = input;
+    plan->input_parts = parts;
+    plan->input = ggtk_split_part(parts, 0);
     plan->options = *options;
-    plan->file_size_before = ggtk_file_size(input);
+    for (int p = 0; p < ggtk_split_part_count(parts); p++)
+        plan->file_size_before += ggtk_file_size(ggtk_split_part(parts, p));
     quantize_rules rules;
-    ggtk_status status = check_not_split(input, err);
-    if (status == GGTK_OK)
-        status = quantize_rules_init(&rules, input, options, err);
+    ggtk_status status = quantize_rules_init(&rules, parts, options, err);
     if (status == GGTK_OK) {
         status = plan_all(plan, &rules, err);
         quantize_rules_free(&rules);
@@ -306,10 +328,10 @@ static ggtk_status plan_input(ggtk_file *input, const inf_quantize_options *opti
 inf_quantize_plan *inf_quantize_plan_new(const char *input_path,
                                          const inf_quantize_options *options, ggtk_error *err)
 {
-    ggtk_file *input = ggtk_open(input_path, GGTK_OPEN_METADATA, err);
+    ggtk_split *parts = ggtk_split_open(input_path, GGTK_OPEN_METADATA, err);
     inf_quantize_plan *plan = NULL;
-    if (input)
-        plan_input(input, options, &plan, err);
+    if (parts)
+        plan_input(parts, options, &plan, err);
     return plan;
 }
 
@@ -322,6 +344,7 @@ void inf_quantize_plan_free(inf_quantize_plan *plan)
     free(plan->warnings);
     free(plan->tensors);
     ggtk_writer_free(plan->writer);
-    ggtk_close(plan->input);
+    ggtk_writer_split_free(plan->output_parts, plan->n_output_parts);
+    ggtk_split_close(plan->input_parts);
     free(plan);
 }

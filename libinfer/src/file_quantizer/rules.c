@@ -118,9 +118,9 @@ static int compare_order(const void *pa, const void *pb)
     return strcmp(a->name, b->name);
 }
 
-int64_t *quantize_tensor_order(const ggtk_file *input)
+int64_t *quantize_tensor_order(const ggtk_split *input)
 {
-    size_t n = (size_t)ggtk_tensor_count(input);
+    size_t n = (size_t)ggtk_split_tensor_count(input);
     order_key *keys = malloc((n ? n : 1) * sizeof *keys);
     int64_t *order = malloc((n ? n : 1) * sizeof *order);
     if (!keys || !order) {
@@ -129,7 +129,7 @@ int64_t *quantize_tensor_order(const ggtk_file *input)
         return NULL;
     }
     for (size_t i = 0; i < n; i++) {
-        const char *name = ggtk_tensor(input, (int64_t)i)->name;
+        const char *name = ggtk_split_tensor(input, (int64_t)i, NULL)->name;
         keys[i] = (order_key){quantize_tensor_layer(name), name, (int64_t)i};
     }
     qsort(keys, n, sizeof *keys, compare_order);
@@ -166,12 +166,12 @@ static ggtk_status check_override_type(int type, const char *what,
                           quantize_type_name((ggtk_tensor_type)type));
 }
 
-ggtk_status quantize_rules_init(quantize_rules *rules, const ggtk_file *input,
+ggtk_status quantize_rules_init(quantize_rules *rules, const ggtk_split *input,
                                 const inf_quantize_options *options, ggtk_error *err)
 {
     memset(rules, 0, sizeof *rules);
     rules->options = options;
-    rules->tied_embeddings = ggtk_find_tensor(input, "output.weight") < 0;
+    rules->tied_embeddings = ggtk_split_find_tensor(input, "output.weight") < 0;
     if (!inf_quantize_file_type_supported(options->file_type)) {
         const char *name = inf_quantize_file_type_name(options->file_type);
         if (name)

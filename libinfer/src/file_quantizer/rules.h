@@ -43,7 +43,7 @@ typedef struct quantize_choice {
 /* Validate `options` (file type, override types), read the model facts from `input` and compile
  * the patterns. Errors: USAGE with a message naming the bad option, NOMEM. Free with
  * quantize_rules_free(). */
-ggtk_status quantize_rules_init(quantize_rules *rules, const ggtk_file *input,
+ggtk_status quantize_rules_init(quantize_rules *rules, const ggtk_split *input,
                                 const inf_quantize_options *options, ggtk_error *err);
 void quantize_rules_free(quantize_rules *rules);
 
@@ -60,7 +60,7 @@ int quantize_tensor_layer(const char *name);
 /* The order in which llama-quantize visits tensors (by layer number, names without one first,
  * then by name), which is the order its counters advance in: n indices into the file's tensors.
  * NULL when out of memory; free() it. */
-int64_t *quantize_tensor_order(const ggtk_file *input);
+int64_t *quantize_tensor_order(const ggtk_split *input);
 
 /* The type the rules give `info` before any fallback. Call it for every tensor in
  * quantize_tensor_order(): the mixture rules count attn_v and ffn_down tensors.
@@ -74,7 +74,7 @@ ggtk_status quantize_mix_choose(quantize_rules *rules, const ggtk_tensor_info *i
                                 quantize_choice *choice, ggtk_error *err);
 
 /* Read the model facts the mixture rules need. */
-void quantize_model_read(quantize_model *model, const ggtk_file *input);
+void quantize_model_read(quantize_model *model, const ggtk_split *input);
 
 /* `wanted` when rows of `ncols` elements split into its blocks, else the type llama.cpp falls
  * back to (its table for K/IQ types, F16 otherwise). */

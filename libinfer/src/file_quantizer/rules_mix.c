@@ -165,8 +165,9 @@ static mix_category name_category(const char *name)
     return CAT_OTHER;
 }
 
-void quantize_model_read(quantize_model *model, const ggtk_file *input)
+void quantize_model_read(quantize_model *model, const ggtk_split *parts)
 {
+    const ggtk_file *input = ggtk_split_part(parts, 0); /* the model's metadata */
     memset(model, 0, sizeof *model);
     const char *arch = "";
     ggtk_get_string(input, "general.architecture", &arch);
@@ -180,8 +181,9 @@ void quantize_model_read(quantize_model *model, const ggtk_file *input)
         if (strcmp(arch, models_70b[i].arch) == 0 && model->n_layer == models_70b[i].n_layer &&
             (!models_70b[i].needs_gqa || (n_head != n_head_kv && model->n_expert != 8)))
             model->is_70b = true;
-    for (int64_t i = 0; i < ggtk_tensor_count(input); i++)
-        model->n_attention_wv += name_category(ggtk_tensor(input, i)->name) == CAT_ATTN_V;
+    for (int64_t i = 0; i < ggtk_split_tensor_count(parts); i++)
+        model->n_attention_wv +=
+            name_category(ggtk_split_tensor(parts, i, NULL)->name) == CAT_ATTN_V;
 }
 
 /* llama.cpp's use_more_bits: the first and last eighth of `n`, and every third one between. */

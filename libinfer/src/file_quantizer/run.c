@@ -1,9 +1,11 @@
 /* run.c - executes a plan: the tensors' rows go from the mapped input through the kernels to the
- * streaming writer, one batch (batch.h) at a time. Within a batch threads take units of rows and,
+ * streaming writer (output.h: one file, or the parts of a split output), one batch (batch.h) at a
+ * time. Within a batch threads take units of rows and,
  * row by row while it is hot in cache, reads it as F32, sums its squares (which
  * also detects NaN/Inf), converts it and reads the result back for the error statistics. The
  * per-row sums are then folded in row order, so results do not depend on the thread count. */
 #include "batch.h"
+#include "output.h"
 #include "quantize_internal.h"
 #include "source.h"
 #include "stats.h"
@@ -33,13 +35,26 @@ typedef struct run_state {
     inf_quantize_plan *plan;
     const inf_quantize_callbacks *callbacks;
     ggtk_error *err;
-    ggtk_writer *writer;
+    quantize_output output;
     quantize_source source;
     tensor_job *jobs;
     run_buffers buf;
     int n_threads;
     uint64_t bytes_done;
 } run_state;
+
+/* The output file tensor `index` goes to: its part when the output is split, else 0. */
+static int output_file_of(const inf_quantize_plan *plan, int64_t index)
+{
+    int file = 0;
+    for (; file < plan->n_output_parts; file++) {
+        int64_t in_part = ggtk_writer_tensor_count(plan->output_parts[file]);
+        if (index < in_part)
+            break;
+        index -= in_part;
+    }
+    return file;
+}
 
 static ggtk_status init_jobs(run_state *run)
 {
@@ -57,13 +72,16 @@ static ggtk_status init_jobs(run_state *run)
         /* Both sizes were validated when planned: whole blocks, no overflow. */
         ggtk_tensor_type_bytes(info->type, info->ne[0], &job->in_row_bytes);
         ggtk_tensor_type_bytes(entry->new_type, info->ne[0], &job->out_row_bytes);
+        job->out_file = output_file_of(plan, i);
         job->readable = inf_type_can_dequantize(info->type);
         job->convert = entry->new_type != info->type;
-        job->data = quantize_source_tensor(&run->source, info);
+        ggtk_split_tensor(plan->input_parts, i, &job->part);
+        job->data = quantize_source_tensor(&run->source, job->part, info);
         if (!job->data)
             return ggtk_error_set(run->err, GGTK_ERR_LAYOUT, GGTK_NO_OFFSET,
                                   "%s: tensor '%s' data lies outside the file",
-                                  ggtk_path(plan->input), info->name);
+                                  ggtk_path(ggtk_split_part(plan->input_parts, job->part)),
+                                  info->name);
         if (job->ncols > run->buf.row_floats)
             run->buf.row_floats = job->ncols;
     }
@@ -178,7 +196,8 @@ static bool process_batch(run_state *run, const batch *b)
 static ggtk_status check_item(run_state *run, const batch_item *item)
 {
     tensor_job *job = item->job;
-    const char *path = ggtk_path(run->plan->input), *name = job->entry->info->name;
+    const char *path = ggtk_path(ggtk_split_part(run->plan->input_parts, job->part));
+    const char *name = job->entry->info->name;
     for (int64_t r = 0; r < item->n_rows; r++) {
         int64_t slot = item->batch_row + r, row = item->first_row + r;
         if (!isfinite(run->buf.sum_squares[slot])) {
@@ -206,10 +225,11 @@ static ggtk_status write_item(run_state *run, const batch_item *item)
     const uint8_t *src_end = src + (uint64_t)item->n_rows * job->in_row_bytes;
     const void *data = job->convert ? run->buf.out + item->out_offset : src;
     uint64_t size = (uint64_t)item->n_rows * (job->convert ? job->out_row_bytes : job->in_row_bytes);
-    ggtk_status status = ggtk_writer_write_data(run->writer, data, (size_t)size, run->err);
+    ggtk_status status =
+        quantize_output_write(&run->output, job->out_file, data, (size_t)size, run->err);
     if (status != GGTK_OK)
         return status;
-    quantize_source_release(&run->source, src_end);
+    quantize_source_release(&run->source, job->part, src_end);
     run->bytes_done += (uint64_t)(src_end - src);
     return GGTK_OK;
 }
@@ -256,14 +276,16 @@ static ggtk_status run_batches(run_state *run, inf_quantize_tensor_stats *stats)
     return status;
 }
 
-static ggtk_status begin_output(run_state *run, const char *output_path)
+/* No output file may be an input part (inf_quantize_check_paths() for every pair). */
+static ggtk_status check_paths(const run_state *run)
 {
-    ggtk_status status = ggtk_writer_begin(run->writer, output_path, run->err);
-    if (status != GGTK_OK)
-        return status;
-    if (run->callbacks && run->callbacks->on_temp_file)
-        run->callbacks->on_temp_file(ggtk_writer_temp_path(run->writer), run->callbacks->user);
-    return GGTK_OK;
+    const ggtk_split *input = run->plan->input_parts;
+    ggtk_status status = GGTK_OK;
+    for (int p = 0; p < ggtk_split_part_count(input) && status == GGTK_OK; p++)
+        for (int f = 0; f < run->output.n_files && status == GGTK_OK; f++)
+            status = inf_quantize_check_paths(ggtk_path(ggtk_split_part(input, p)),
+                                              run->output.paths[f], run->err);
+    return status;
 }
 
 /* Plans may name types this build cannot write (a dry run shows them); a run refuses them before
@@ -284,17 +306,20 @@ static ggtk_status check_writable(const inf_quantize_plan *plan, ggtk_error *err
 static ggtk_status run_all(run_state *run, const char *output_path,
                                    inf_quantize_tensor_stats *stats)
 {
-    ggtk_status status = quantize_source_open(&run->source, run->plan->input, run->err);
+    ggtk_status status =
+        quantize_output_open(&run->output, run->plan, output_path, run->callbacks, run->err);
+    if (status == GGTK_OK)
+        status = check_paths(run);
+    if (status == GGTK_OK)
+        status = quantize_source_open(&run->source, run->plan->input_parts, run->err);
     if (status == GGTK_OK)
         status = init_jobs(run);
     if (status == GGTK_OK)
         status = alloc_buffers(run);
     if (status == GGTK_OK)
-        status = begin_output(run, output_path);
-    if (status == GGTK_OK)
         status = run_batches(run, stats);
     if (status == GGTK_OK)
-        status = ggtk_writer_finish(run->writer, run->err);
+        status = quantize_output_finish(&run->output, run->err);
     return status;
 }
 
@@ -306,19 +331,21 @@ ggtk_status inf_quantize_run(inf_quantize_plan *plan, const char *output_path,
         return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
                               "this plan has already been run");
     ggtk_status status = check_writable(plan, err);
-    if (status == GGTK_OK)
-        status = inf_quantize_check_paths(ggtk_path(plan->input), output_path, err);
     if (status != GGTK_OK)
         return status;
-    run_state run = {.plan = plan, .callbacks = callbacks, .err = err, .writer = plan->writer};
+    run_state run = {.plan = plan, .callbacks = callbacks, .err = err};
     run.n_threads = plan->options.n_threads > 0 ? plan->options.n_threads : omp_get_max_threads();
     run.buf.row_floats = 1;
     if (stats)
         memset(stats, 0, (size_t)plan->n_tensors * sizeof *stats);
     status = run_all(&run, output_path, stats);
-    /* A writer that did not finish removes its temporary file when freed. */
+    /* Files not renamed are removed; a writer that did not finish removes its temporary file
+     * when freed. */
+    quantize_output_close(&run.output);
     ggtk_writer_free(plan->writer);
     plan->writer = NULL;
+    ggtk_writer_split_free(plan->output_parts, plan->n_output_parts);
+    plan->output_parts = NULL; /* n_output_parts still says how many were written */
     free_buffers(&run.buf);
     free(run.jobs);
     quantize_source_close(&run.source);

@@ -1,6 +1,6 @@
 /* source.c - the input side of a run: refuse an output that is the input, map the input's bytes
- * read-only, and hand mapped pages back once processed so that the process's resident memory
- * does not grow with the model. */
+ * read-only (each part of a split model on its own), and hand mapped pages back once processed so
+ * that the process's resident memory does not grow with the model. */
 #include "quantize_internal.h"
 #include "source.h"
 
@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 ggtk_status inf_quantize_check_paths(const char *input_path, const char *output_path,
@@ -28,10 +29,9 @@ ggtk_status inf_quantize_check_paths(const char *input_path, const char *output_
     return GGTK_OK;
 }
 
-ggtk_status quantize_source_open(quantize_source *source, const ggtk_file *header,
-                                         ggtk_error *err)
+static ggtk_status map_part(quantize_source_part *source, const ggtk_file *header,
+                            ggtk_error *err)
 {
-    memset(source, 0, sizeof *source);
     const char *path = ggtk_path(header);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -56,18 +56,35 @@ ggtk_status quantize_source_open(quantize_source *source, const ggtk_file *heade
     return GGTK_OK;
 }
 
-const uint8_t *quantize_source_tensor(const quantize_source *source, const ggtk_tensor_info *info)
+ggtk_status quantize_source_open(quantize_source *source, const ggtk_split *input,
+                                 ggtk_error *err)
 {
-    /* The reader validated these against the file size; check again against the map we hold. */
-    uint64_t start, end;
-    if (__builtin_add_overflow(source->data_offset, info->offset, &start) ||
-        __builtin_add_overflow(start, info->size, &end) || end > source->size)
-        return NULL;
-    return source->map + start;
+    int n_parts = ggtk_split_part_count(input);
+    source->parts = calloc((size_t)n_parts, sizeof *source->parts);
+    source->n_parts = source->parts ? n_parts : 0;
+    if (!source->parts)
+        return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
+    ggtk_status status = GGTK_OK;
+    for (int p = 0; p < n_parts && status == GGTK_OK; p++)
+        status = map_part(&source->parts[p], ggtk_split_part(input, p), err);
+    return status;
 }
 
-void quantize_source_release(quantize_source *source, const uint8_t *processed_end)
+const uint8_t *quantize_source_tensor(const quantize_source *source, int part,
+                                      const ggtk_tensor_info *info)
 {
+    const quantize_source_part *mapped = &source->parts[part];
+    /* The reader validated these against the file size; check again against the map we hold. */
+    uint64_t start, end;
+    if (__builtin_add_overflow(mapped->data_offset, info->offset, &start) ||
+        __builtin_add_overflow(start, info->size, &end) || end > mapped->size)
+        return NULL;
+    return mapped->map + start;
+}
+
+void quantize_source_release(quantize_source *all, int part, const uint8_t *processed_end)
+{
+    quantize_source_part *source = &all->parts[part];
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     uint64_t end = (uint64_t)(processed_end - source->map) / page * page;
     if (end > source->released) {
@@ -80,7 +97,9 @@ void quantize_source_release(quantize_source *source, const uint8_t *processed_e
 
 void quantize_source_close(quantize_source *source)
 {
-    if (source->map)
-        munmap(source->map, source->size);
+    for (int p = 0; p < source->n_parts; p++)
+        if (source->parts[p].map)
+            munmap(source->parts[p].map, source->parts[p].size);
+    free(source->parts);
     memset(source, 0, sizeof *source);
 }

@@ -22,18 +22,20 @@ typedef struct llama_layer {
 } llama_layer;
 
 struct inf_model {
-    ggtk_file *file;
+    ggtk_split *split;          /* the model's file, or the parts of a split model */
+    const ggtk_file *file;      /* its first part: the metadata */
     inf_model_hparams hparams;
     inf_vocab *vocab;
     inf_context *weights;       /* no-data context holding the weight tensors */
-    inf_buffer *weight_buffer;  /* wraps the file's data section; tensors are bound into it */
+    inf_buffer **weight_buffers; /* one per part, wrapping its data section; tensors are bound
+                                  * into their part's */
     inf_tensor *tok_embd;
     inf_tensor *output_norm;
     inf_tensor *output;         /* output.weight, or tok_embd when the file ties them */
     llama_layer *layers;        /* hparams.n_layer */
     uint64_t weight_bytes;
     uint64_t n_params;
-    bool locked;                /* the data section is mlock'ed */
+    bool locked;                /* the data sections are mlock'ed */
 };
 
 /* Where metadata pair `key` starts in the file (GGTK_NO_OFFSET when absent), for an error's
@@ -44,7 +46,8 @@ uint64_t llama_key_offset(const ggtk_file *file, const char *key);
  * False with `err` set on a missing, mistyped or inconsistent key. */
 bool llama_read_hparams(const ggtk_file *file, inf_model_hparams *hp, ggtk_error *err);
 
-/* Create and bind every weight tensor of a "llama" file (model->file, hparams and vocab are set).
+/* Create and bind every weight tensor of a "llama" model (model->split, hparams and vocab are
+ * set).
  * False with `err` naming the tensor on a missing, mis-shaped, mistyped or unexpected one. */
 bool llama_bind_weights(inf_model *model, ggtk_error *err);
 

@@ -1,7 +1,8 @@
-/* model_load.c - opening a Llama GGUF file: architecture, hyper-parameters, vocabulary, and the
- * weight tensors bound in place to the file's data (zero copy). Every tensor the graph needs is
- * checked by name against the shape the hyper-parameters imply; tensors the graph would ignore
- * are refused, since they mean a model variant whose numbers would silently be wrong. */
+/* model_load.c - opening a Llama GGUF file or split model: architecture, hyper-parameters,
+ * vocabulary, and the weight tensors bound in place to their part's data (zero copy). Every
+ * tensor the graph needs is checked by name against the shape the hyper-parameters imply; tensors
+ * the graph would ignore are refused, since they mean a model variant whose numbers would
+ * silently be wrong. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -82,9 +83,9 @@ static bool bind_tensor(loader *ld, const char *name, int64_t ne0, int64_t ne1, 
                         inf_tensor **out)
 {
     inf_model *m = ld->model;
-    const char *path = ggtk_path(m->file);
     *out = NULL;
-    int64_t index = ggtk_find_tensor(m->file, name);
+    int64_t index = ggtk_split_find_tensor(m->split, name);
+    const char *path = ggtk_path(m->file);
     if (index < 0) {
         if (!optional)
             ggtk_error_set(ld->err, GGTK_ERR_NOT_FOUND, GGTK_NO_OFFSET,
@@ -92,7 +93,9 @@ static bool bind_tensor(loader *ld, const char *name, int64_t ne0, int64_t ne1, 
                            path, name, (long long)ne0, (long long)ne1);
         return optional;
     }
-    const ggtk_tensor_info *info = ggtk_tensor(m->file, index);
+    int part = 0;
+    const ggtk_tensor_info *info = ggtk_split_tensor(m->split, index, &part);
+    path = ggtk_path(ggtk_split_part(m->split, part));
     if ((int64_t)info->ne[0] != ne0 || (int64_t)info->ne[1] != ne1 || info->ne[2] != 1 ||
         info->ne[3] != 1) {
         ggtk_error_set(ld->err, GGTK_ERR_INVALID, info->info_offset,
@@ -117,7 +120,7 @@ static bool bind_tensor(loader *ld, const char *name, int64_t ne0, int64_t ne1, 
                        cerr->message);
         return false;
     }
-    if (inf_buffer_bind_tensor(m->weight_buffer, t, info->data, NULL) != GGTK_OK) {
+    if (inf_buffer_bind_tensor(m->weight_buffers[part], t, info->data, NULL) != GGTK_OK) {
         ggtk_error_set(ld->err, GGTK_ERR_LAYOUT, info->info_offset, "%s: tensor %s: %s", path,
                        name, "data outside the file");
         return false;
@@ -149,17 +152,20 @@ static bool bind_layer(loader *ld, uint32_t il)
 /* Refuse a file tensor no slot took, saying why when the name tells. */
 static bool check_all_used(const loader *ld)
 {
-    const ggtk_file *file = ld->model->file;
-    for (int64_t i = 0; i < ggtk_tensor_count(file); i++) {
+    const ggtk_split *split = ld->model->split;
+    for (int64_t i = 0; i < ggtk_split_tensor_count(split); i++) {
         if (ld->used[i])
             continue;
-        const char *name = ggtk_tensor(file, i)->name;
+        int part = 0;
+        const ggtk_tensor_info *info = ggtk_split_tensor(split, i, &part);
+        const char *name = info->name;
         const char *reason = "it is not part of a Llama model";
         for (size_t r = 0; r < sizeof UNSUPPORTED_TENSORS / sizeof UNSUPPORTED_TENSORS[0]; r++)
             if (strstr(name, UNSUPPORTED_TENSORS[r].fragment))
                 reason = UNSUPPORTED_TENSORS[r].reason;
-        ggtk_error_set(ld->err, GGTK_ERR_UNSUPPORTED, ggtk_tensor(file, i)->info_offset,
-                       "%s: unexpected tensor %s: %s", ggtk_path(file), name, reason);
+        ggtk_error_set(ld->err, GGTK_ERR_UNSUPPORTED, info->info_offset,
+                       "%s: unexpected tensor %s: %s", ggtk_path(ggtk_split_part(split, part)),
+                       name, reason);
         return false;
     }
     return true;
@@ -168,12 +174,19 @@ static bool check_all_used(const loader *ld)
 bool llama_bind_weights(inf_model *m, ggtk_error *err)
 {
     const inf_model_hparams *hp = &m->hparams;
-    int64_t n_tensors = ggtk_tensor_count(m->file);
+    int64_t n_tensors = ggtk_split_tensor_count(m->split);
+    int n_parts = ggtk_split_part_count(m->split);
     loader ld = {m, calloc((size_t)n_tensors + 1, sizeof(bool)), err};
     m->layers = calloc(hp->n_layer, sizeof *m->layers);
     m->weights = inf_context_new(((size_t)n_tensors + 1) * inf_tensor_overhead(), true);
-    m->weight_buffer = inf_buffer_wrap((void *)ggtk_data(m->file), ggtk_data_size(m->file), true);
-    if (!ld.used || !m->layers || !m->weights || !m->weight_buffer) {
+    m->weight_buffers = calloc((size_t)n_parts, sizeof *m->weight_buffers);
+    bool wrapped = m->weight_buffers != NULL;
+    for (int p = 0; wrapped && p < n_parts; p++) {
+        const ggtk_file *part = ggtk_split_part(m->split, p);
+        m->weight_buffers[p] = inf_buffer_wrap((void *)ggtk_data(part), ggtk_data_size(part), true);
+        wrapped = m->weight_buffers[p] != NULL;
+    }
+    if (!ld.used || !m->layers || !m->weights || !wrapped) {
         ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET,
                        "%s: out of memory", ggtk_path(m->file));
         free(ld.used);
@@ -221,13 +234,25 @@ static bool check_architecture(const ggtk_file *file, ggtk_error *err)
     return true;
 }
 
+static void unlock_weights(inf_model *m, int n_parts)
+{
+    for (int p = 0; p < n_parts; p++) {
+        const ggtk_file *part = ggtk_split_part(m->split, p);
+        munlock(ggtk_data(part), ggtk_data_size(part));
+    }
+}
+
 static bool lock_weights(inf_model *m, ggtk_error *err)
 {
-    if (mlock(ggtk_data(m->file), ggtk_data_size(m->file)) != 0) {
-        ggtk_error_set(err, GGTK_ERR_IO, GGTK_NO_OFFSET,
-                       "%s: cannot lock %.1f MiB of weights in memory: %s (see ulimit -l)",
-                       ggtk_path(m->file), ggtk_data_size(m->file) / 1048576.0, strerror(errno));
-        return false;
+    for (int p = 0; p < ggtk_split_part_count(m->split); p++) {
+        const ggtk_file *part = ggtk_split_part(m->split, p);
+        if (mlock(ggtk_data(part), ggtk_data_size(part)) != 0) {
+            ggtk_error_set(err, GGTK_ERR_IO, GGTK_NO_OFFSET,
+                           "%s: cannot lock %.1f MiB of weights in memory: %s (see ulimit -l)",
+                           ggtk_path(part), ggtk_data_size(part) / 1048576.0, strerror(errno));
+            unlock_weights(m, p);
+            return false;
+        }
     }
     m->locked = true;
     return true;
@@ -241,11 +266,12 @@ inf_model *inf_model_open(const char *path, const inf_model_params *params, ggtk
         ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "%s: out of memory", path);
         return NULL;
     }
-    m->file = ggtk_open(path, p.use_mmap ? GGTK_OPEN_MMAP : GGTK_OPEN_READ, err);
-    if (!m->file) {
+    m->split = ggtk_split_open(path, p.use_mmap ? GGTK_OPEN_MMAP : GGTK_OPEN_READ, err);
+    if (!m->split) {
         free(m);
         return NULL;
     }
+    m->file = ggtk_split_part(m->split, 0);
     bool ok = check_architecture(m->file, err) &&
               llama_read_hparams(m->file, &m->hparams, err) &&
               (m->vocab = inf_vocab_new(m->file, err)) != NULL;
@@ -265,12 +291,14 @@ void inf_model_close(inf_model *m)
     if (!m)
         return;
     if (m->locked)
-        munlock(ggtk_data(m->file), ggtk_data_size(m->file));
-    inf_buffer_free(m->weight_buffer);
+        unlock_weights(m, ggtk_split_part_count(m->split));
+    for (int p = 0; m->weight_buffers && p < ggtk_split_part_count(m->split); p++)
+        inf_buffer_free(m->weight_buffers[p]);
+    free(m->weight_buffers);
     inf_context_free(m->weights);
     free(m->layers);
     inf_vocab_free(m->vocab);
-    ggtk_close(m->file);
+    ggtk_split_close(m->split);
     free(m);
 }
 
