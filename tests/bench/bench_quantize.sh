@@ -1,9 +1,10 @@
 #!/bin/sh
 # Whole-file quantization: gguf-quantize converts SmolLM2 as F32 (made from MODEL once) to Q8_0
-# and Q4_0 with --pure. Throughput is MB/s of F32 input data over the wall time of the process
-# (best of REPEAT runs, page cache warm), peak RSS from /usr/bin/time -v. Rows: best SIMD level vs
-# INF_SIMD=scalar, 1 and 2 threads. With REF_BIN, llama-quantize --pure runs on the same file with
-# the same thread count, and each of our rows gives the speed and RSS ratios against it.
+# and Q4_0 with --pure, and to the Q4_K_M mix with its per-tensor rules. Throughput is MB/s of
+# F32 input data over the wall time of the process (best of REPEAT runs, page cache warm), peak
+# RSS from /usr/bin/time -v. Rows: best SIMD level vs INF_SIMD=scalar, 1 and 2 threads. With
+# REF_BIN, llama-quantize runs on the same file with the same options and thread count, and each
+# of our rows gives the speed and RSS ratios against it.
 set -eu
 : "${BUILD:=build}"
 : "${MODEL:=models/SmolLM2-135M-Instruct.Q4_1.gguf}"
@@ -53,20 +54,22 @@ else
     REF_QUANTIZE="$REF_BIN/llama-quantize"
 fi
 printf '%-6s %-8s %-7s %10s %10s %12s %12s %10s\n' type simd threads "wall s" "MB/s" "peak RSS MB" "vs llama x" "RSS ratio"
-for type in q8_0 q4_0; do
+for type in q8_0 q4_0 q4_k_m; do
+    pure=--pure
+    [ "$type" = q4_k_m ] && pure=""
     for threads in 1 2; do
         ref_time="" ref_rss=""
         if [ -n "$REF_QUANTIZE" ]; then
-            set -- $(best_of "$REF_QUANTIZE" --pure "$f32" "$work/out.gguf" "$type" "$threads")
+            set -- $(best_of "$REF_QUANTIZE" $pure "$f32" "$work/out.gguf" "$type" "$threads")
             ref_time=$1 ref_rss=$2
             printf '%-6s %-8s %-7s %10.3f %10s %12.1f %12s %10s\n' "$type" llama.cpp "$threads" \
                 "$ref_time" "$(mbps "$ref_time")" "$(awk -v k="$ref_rss" 'BEGIN { print k / 1024 }')" "1.00" "1.00"
         fi
         for simd in best scalar; do
             if [ "$simd" = scalar ]; then
-                set -- $(best_of env INF_SIMD=scalar "$tool" -q --pure -t "$threads" "$f32" "$work/out.gguf" "$type")
+                set -- $(best_of env INF_SIMD=scalar "$tool" -q $pure -t "$threads" "$f32" "$work/out.gguf" "$type")
             else
-                set -- $(best_of "$tool" -q --pure -t "$threads" "$f32" "$work/out.gguf" "$type")
+                set -- $(best_of "$tool" -q $pure -t "$threads" "$f32" "$work/out.gguf" "$type")
             fi
             speed="-" rss_ratio="-"
             if [ -n "$ref_time" ]; then
