@@ -1,7 +1,9 @@
 /* neon_check.c - arm64-only check that the NEON quantization and F16/BF16 kernels write exactly
- * the bytes the scalar ones do. Not part of the x86 test runner: `make cross-check-arm64`
- * cross-compiles it with the quant sources and runs it under qemu-aarch64. Exit status 0 means
- * every block and value matched. */
+ * the bytes the scalar ones do, and that the K-quant and importance-weighted quantizers write
+ * on arm64 the bytes recorded from ggml on x86-64 (tests/quant_kernels/kquant_golden.c). Not
+ * part of the x86 test runner: `make cross-check-arm64` (run by `make test`) cross-compiles it
+ * with the quant sources and runs it under qemu-aarch64. Exit status 0 means every block and
+ * value matched. */
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
@@ -10,6 +12,7 @@
 
 #include <ggtk/inf_simd.h>
 #include "engine/quant_kernels/quant_internal.h"
+#include "kquant_golden.h"
 
 #define BLOCKS 4096
 #define N ((int64_t)BLOCKS * QUANT_BLOCK)
@@ -221,6 +224,10 @@ int main(void)
                             inf_f16_to_float_scalar, inf_f16_to_float_neon);
     bad |= check_float_type("bf16", inf_bf16_from_float_scalar, inf_bf16_from_float_neon,
                             inf_bf16_to_float_scalar, inf_bf16_to_float_neon);
+    int golden_bad = golden_mismatches();
+    printf("K-quant and imatrix quantizers: %d cases, %d differ from the x86/ggml hashes\n",
+           kquant_golden_count, golden_bad);
+    bad |= golden_bad != 0;
     /* The dispatch table must hand out the NEON kernels at the NEON level. */
     if (inf_quant_kernels_at(GGTK_TENSOR_Q8_0, INF_SIMD_NEON)->from_float != inf_q8_0_from_float_neon ||
         inf_quant_kernels_at(GGTK_TENSOR_Q4_0, INF_SIMD_AVX2)->to_float != inf_q4_0_to_float_neon) {

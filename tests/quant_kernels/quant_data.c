@@ -202,3 +202,42 @@ void quant_data_fill(float *x, int64_t n, uint64_t seed, quant_data_set set)
         fill(x + 32 * b, &state);
     }
 }
+
+/* One whole super-block of a single kind (see quant_data_fill_k). */
+static void superblock_uniform_kind(float *x, int kind, uint64_t *s)
+{
+    const float scale = kind == 1 ? 1e-25f : kind == 2 ? 1e4f : 0.02f;
+    const float v = gaussian(s);
+    for (int j = 0; j < 256; j++) {
+        switch (kind) {
+        case 3: x[j] = below(s, 2) ? -0.0f : 0.0f; break;
+        case 4: x[j] = v; break;
+        case 5: x[j] = j == 77 ? v : 0.0f; break;
+        default: x[j] = gaussian(s) * scale; break; /* 0 weights, 1 tiny, 2 large */
+        }
+    }
+}
+
+void quant_data_fill_k(float *x, int64_t n, uint64_t seed, quant_data_set set)
+{
+    uint64_t state = seed;
+    quant_data_fill(x, n, seed, set);
+    for (int64_t b = 0; b < n / 256; b++)
+        if (b % 3 != 0) /* every third super-block keeps the mixed blocks */
+            superblock_uniform_kind(x + 256 * b, (int)(b / 3 % 6), &state);
+}
+
+void quant_data_fill_rows(float *x, int64_t rows, int64_t cols, uint64_t seed)
+{
+    uint64_t state = seed;
+    for (int64_t r = 0; r < rows; r++) {
+        float *row = x + r * cols;
+        if (r % 2 == 0) {
+            quant_data_fill_k(row, cols, seed + (uint64_t)r, QUANT_DATA_ALL);
+            continue;
+        }
+        const float scale = ldexpf(1.0f, below(&state, 24) - 16);
+        for (int64_t j = 0; j < cols; j++)
+            row[j] = j / 32 % 7 == 3 ? 0.0f : gaussian(&state) * scale;
+    }
+}

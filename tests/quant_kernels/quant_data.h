@@ -26,6 +26,16 @@ typedef enum quant_data_set {
  * deterministic generator seeded with `seed`. */
 void quant_data_fill(float *x, int64_t n, uint64_t seed, quant_data_set set);
 
+/* Fill x[0..n) (n a multiple of 256) for the K-quant tests: every third super-block of 256 is
+ * eight blocks of quant_data_fill(set), the others one kind throughout: Gaussian weights, tiny
+ * (1e-25) or large (1e4) ones, signed zeros, one constant, or a single nonzero value. */
+void quant_data_fill_k(float *x, int64_t n, uint64_t seed, quant_data_set set);
+
+/* Fill a rows x cols matrix (cols a multiple of 256): even rows quant_data_fill_k(ALL), odd
+ * rows Gaussian weights of one scale (2^-16 .. 2^7) with every seventh block of 32 zero. The
+ * odd rows keep a row's mean square finite, which the legacy types' weighted search needs. */
+void quant_data_fill_rows(float *x, int64_t rows, int64_t cols, uint64_t seed);
+
 /* Next value of a splitmix64 generator. */
 uint64_t quant_data_next(uint64_t *state);
 

@@ -24,23 +24,32 @@ TEST(test_quant_block_layouts_match_gguf_type_table)
     }
 }
 
+/* Whether `type` is among the n types of `list`. */
+static bool listed_in(const ggtk_tensor_type *list, size_t n, int type)
+{
+    for (size_t i = 0; i < n; i++)
+        if (list[i] == (ggtk_tensor_type)type)
+            return true;
+    return false;
+}
+
 TEST(test_quant_supports_exactly_the_listed_types)
 {
-    static const ggtk_tensor_type supported[] = {
+    static const ggtk_tensor_type both[] = {
         GGTK_TENSOR_F32,  GGTK_TENSOR_F16,  GGTK_TENSOR_BF16, GGTK_TENSOR_Q4_0, GGTK_TENSOR_Q4_1,
         GGTK_TENSOR_Q5_0, GGTK_TENSOR_Q5_1, GGTK_TENSOR_Q8_0, GGTK_TENSOR_Q8_1,
     };
-    int count = 0;
+    static const ggtk_tensor_type quantize_only[] = {
+        GGTK_TENSOR_Q2_K, GGTK_TENSOR_Q3_K, GGTK_TENSOR_Q4_K,
+        GGTK_TENSOR_Q5_K, GGTK_TENSOR_Q6_K, GGTK_TENSOR_Q8_K,
+    };
     for (int t = -1; t <= GGTK_TENSOR_TYPE_COUNT; t++) {
-        bool listed = false;
-        for (size_t i = 0; i < sizeof supported / sizeof supported[0]; i++)
-            listed |= supported[i] == (ggtk_tensor_type)t;
-        CHECK_MSG(inf_type_can_quantize((ggtk_tensor_type)t) == listed, "type %d", t);
-        CHECK_MSG(inf_type_can_dequantize((ggtk_tensor_type)t) == listed, "type %d", t);
-        count += listed;
+        bool dequantizable = listed_in(both, sizeof both / sizeof both[0], t);
+        bool quantizable =
+            dequantizable || listed_in(quantize_only, sizeof quantize_only / sizeof quantize_only[0], t);
+        CHECK_MSG(inf_type_can_quantize((ggtk_tensor_type)t) == quantizable, "type %d", t);
+        CHECK_MSG(inf_type_can_dequantize((ggtk_tensor_type)t) == dequantizable, "type %d", t);
     }
-    CHECK(count == 9);
-    CHECK(!inf_type_can_quantize(GGTK_TENSOR_Q4_K));
 }
 
 TEST(test_quantize_row_rejects_partial_blocks_and_unsupported_types)
@@ -50,7 +59,12 @@ TEST(test_quantize_row_rejects_partial_blocks_and_unsupported_types)
     memset(dst, 0xAB, sizeof dst);
     CHECK(!inf_quantize_row(GGTK_TENSOR_Q8_0, src, dst, 33));
     CHECK(!inf_quantize_row(GGTK_TENSOR_Q8_0, src, dst, -32));
-    CHECK(!inf_quantize_row(GGTK_TENSOR_Q6_K, src, dst, 256));
+    CHECK(!inf_quantize_row(GGTK_TENSOR_IQ2_XXS, src, dst, 256));
+    CHECK(!inf_quantize_row(GGTK_TENSOR_Q6_K, src, dst, 128));
+    CHECK(inf_quantize_rows_imatrix(GGTK_TENSOR_Q4_K, src, dst, 1, 32, NULL) == -1);
+    CHECK(inf_quantize_rows_imatrix(GGTK_TENSOR_IQ2_XXS, src, dst, 1, 256, src) == -1);
+    CHECK(inf_quantize_rows_imatrix(GGTK_TENSOR_Q4_0, src, dst, -1, 32, NULL) == -1);
+    CHECK(inf_quantize_rows_imatrix(GGTK_TENSOR_Q4_0, src, dst, INT64_MAX / 16, 64, NULL) == -1);
     CHECK(!inf_quantize_row((ggtk_tensor_type)4, src, dst, 32));
     CHECK(!inf_dequantize_row(GGTK_TENSOR_Q4_0, dst, src, 31));
     CHECK(!inf_quantize_rows(GGTK_TENSOR_Q4_0, src, dst, 2, 16, 1));

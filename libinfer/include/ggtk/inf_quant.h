@@ -1,8 +1,14 @@
 /* inf_quant.h - convert rows of tensor data between float32 and the GGUF storage types
- * (F32, F16, BF16, and the block-quantized Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1).
+ * (F32, F16, BF16, the block-quantized Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, and the K-quants
+ * Q2_K, Q3_K, Q4_K, Q5_K, Q6_K with Q8_K, the form activations take for K-quant products).
  *
- * Quantizing is byte-for-byte what ggml's reference quantizers (quantize_row_*_ref) write, so a
- * file quantized here equals one written by llama-quantize without an importance matrix.
+ * Quantizing is byte-for-byte what ggml writes: without an importance matrix what its
+ * reference quantizers (quantize_row_*_ref) write, which is what llama-quantize writes without
+ * --imatrix; with one (inf_quantize_rows_imatrix) what ggml_quantize_chunk writes with it, except
+ * in the blocks where ggml's weighted search yields a non-finite scale (see there). The K-quant
+ * searches repeat ggml's float operations in ggml's order with no fused multiply-add, so the
+ * bytes are also the same on every CPU and compiler (llama.cpp's own differ where a compiler
+ * contracts them into FMA).
  * Dequantizing is exactly (bit for bit) the float ggml's dequantize_row_* computes.
  *
  * Block geometry (elements per block, bytes per block) comes only from libgguf's type table,
@@ -14,20 +20,24 @@
  *   Q5_1 {d; m; qh[4]; qs[16]} x = d * q + m
  *   Q8_0 {d; qs[32] int8}     x = d * q
  *   Q8_1 {d; s; qs[32] int8}  x = d * q, s = d * sum(q) (used for activations by matmul)
+ *   K types: super-blocks of 256 with sub-block scales (and minimums) under an fp16 d (and
+ *   dmin); Q8_K has a float d and int16 sums of each 16 codes. The layouts are ggml's.
  *
  * Every kernel exists as portable scalar C (the reference) and, on x86-64, AVX2 and AVX-512
- * versions (on arm64, NEON for some types) that produce identical bytes/floats. The version used follows inf_simd_active()
- * (see inf_simd.h) at the moment of each call.
+ * versions (on arm64, NEON for some types) that produce identical bytes/floats; the K-quant
+ * quantizers and every importance-weighted quantizer are the scalar code at every level. The
+ * version used follows inf_simd_active() (see inf_simd.h) at the moment of each call.
  *
  * Non-finite inputs: F16/BF16 conversions follow ggml (a NaN stays a quiet NaN of the same
  * sign, +-Inf stays +-Inf). A quantized block holding any NaN or +-Inf becomes the NaN block
- * (see inf_quantize_row), at every SIMD level; ggml leaves such blocks to float-to-integer
- * casts that C does not define, so there is no reference to match.
+ * (see inf_quantize_row), at every SIMD level (for the K types, the super-block of 256); ggml
+ * leaves such blocks to float-to-integer casts or NaN scales whose sign depends on the CPU, so
+ * there is no reference to match.
  *
  * Errors: see <ggtk/error.h>. Nothing here allocates or touches a file: the only failures are
  * a type without kernels or a count that is not whole blocks, both checkable beforehand
  * (inf_type_can_quantize(), ggtk_tensor_type_info_get()), so the checked entry points below
- * answer with false instead of a ggtk_error.
+ * answer with false (or -1) instead of a ggtk_error.
  *
  * Thread-safety: every function is reentrant; distinct output buffers may be written from many
  * threads at once.
@@ -73,12 +83,21 @@ typedef void (*inf_to_float_fn)(const void *src, float *dst, int64_t n);
 /* Quantize `n` elements (a multiple of the type's block size) from `src` to `dst`. */
 typedef void (*inf_from_float_fn)(const float *src, void *dst, int64_t n);
 
-/* The kernels of one tensor type at one SIMD level; a NULL member means unsupported. Kernels
- * check nothing: n must be a non-negative multiple of the block size, buffers must not overlap,
- * and no alignment is required. */
+/* Quantize one row of `n` elements (a multiple of the type's block size) from `src` to `dst`
+ * with importance weights imatrix[0..n) (one per column, as llama-imatrix computes them), as
+ * ggml_quantize_chunk does for one row. Returns the number of blocks that fell back to the
+ * unweighted search (see inf_quantize_rows_imatrix). */
+typedef int64_t (*inf_from_float_imatrix_fn)(const float *src, void *dst, int64_t n,
+                                             const float *imatrix);
+
+/* The kernels of one tensor type at one SIMD level; a NULL member means unsupported (a NULL
+ * from_float_imatrix: the type has no weighted quantizer and ignores an imatrix, as ggml's Q8_0
+ * and float types do). Kernels check nothing: n must be a non-negative multiple of the block
+ * size, buffers must not overlap, and no alignment is required. */
 typedef struct inf_quant_kernels {
     inf_to_float_fn to_float;
     inf_from_float_fn from_float;
+    inf_from_float_imatrix_fn from_float_imatrix;
 } inf_quant_kernels;
 
 /* Kernels of `type` for the active SIMD level. Never NULL: an unknown or unsupported type gets
@@ -90,9 +109,9 @@ GGTK_API const inf_quant_kernels *inf_quant_kernels_get(ggtk_tensor_type type);
 GGTK_API const inf_quant_kernels *inf_quant_kernels_at(ggtk_tensor_type type, inf_simd_level level);
 
 /* True when inf_quantize_row() supports `type` (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
- * Q8_1). */
+ * Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K). */
 GGTK_API bool inf_type_can_quantize(ggtk_tensor_type type);
-/* True when inf_dequantize_row() supports `type` (the same list). */
+/* True when inf_dequantize_row() supports `type`. */
 GGTK_API bool inf_type_can_dequantize(ggtk_tensor_type type);
 
 /* ---------------------------------------------------------------------------------------------
@@ -102,13 +121,31 @@ GGTK_API bool inf_type_can_dequantize(ggtk_tensor_type type);
 /* Quantize `n` floats into `dst` (ggtk_tensor_type_bytes(type, n) bytes). Returns false and
  * writes nothing when the type is unsupported, n is negative or not a multiple of its block
  * size.
- * A block of 32 inputs holding any NaN or +-Inf has no finite scale that represents it and is
- * written as the NaN block: every fp16 scale field (d, and m or s) is the quiet NaN 0x7E00 and
- * every code byte (qs, qh) is 0. It dequantizes to NaN in all 32 elements, so a NaN or Inf
+ * A block (32 inputs; 256 for the K types) holding any NaN or +-Inf has no finite scale that
+ * represents it and is written as the NaN block: every fp16 scale field (d, and m, s or dmin)
+ * is the quiet NaN 0x7E00 and every other byte is 0 (Q8_K: its float d is the quiet NaN
+ * 0x7FC00000). It dequantizes to NaN in all 32 elements, so a NaN or Inf
  * activation turns a quantized dot product into NaN instead of vanishing. Finite blocks, huge
  * ones included, follow ggml's formulas (a scale beyond fp16's range is stored as +-Inf). The
  * file quantizer (inf_quantize_file.h) refuses non-finite input with an error instead. */
 GGTK_API bool inf_quantize_row(ggtk_tensor_type type, const float *src, void *dst, int64_t n);
+
+/* Quantize nrows rows of n_per_row floats into contiguous quantized rows, as ggml's
+ * ggml_quantize_chunk(type, src, dst, 0, nrows, n_per_row, imatrix) does: with imatrix NULL,
+ * or for a type without a weighted quantizer (F32, F16, BF16, Q8_0, Q8_1, Q8_K), the reference
+ * quantizer (inf_quantize_row's bytes); otherwise Q2_K..Q6_K and Q4_0, Q4_1, Q5_0, Q5_1 search
+ * each block's scales weighted by imatrix[0..n_per_row) (the same weights for every row).
+ * NaN safety: with finite input, ggml's weighted search yields a NaN or infinite scale in some
+ * blocks (imatrix entries that are NaN, or inputs so large that the weights overflow). Such a
+ * block is quantized by the reference search instead and counted; every other block is byte
+ * for byte ggml's. Non-finite input blocks become the NaN block (see inf_quantize_row), not
+ * counted. Returns the number of fallback blocks, or -1 (nothing written) when the type has no
+ * quantizer, a count is negative, n_per_row is not a whole number of blocks or
+ * nrows * n_per_row overflows. Single-threaded; rows are independent, so callers may split
+ * them among threads. */
+GGTK_API int64_t inf_quantize_rows_imatrix(ggtk_tensor_type type, const float *src, void *dst,
+                                           int64_t nrows, int64_t n_per_row,
+                                           const float *imatrix);
 
 /* Dequantize `n` elements of `type` from `src` into `n` floats. Returns false and writes
  * nothing when the type is unsupported, n is negative or not a multiple of its block size. */

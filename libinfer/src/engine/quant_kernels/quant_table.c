@@ -1,19 +1,35 @@
 /* quant_table.c - one kernel table per SIMD level, indexed by tensor type, and the checked
  * public entry points that dispatch through the table of the active level. */
+#include "kquant_quantize.h"
 #include "quant_internal.h"
 
-#define KERNELS(type, to, from) [GGTK_TENSOR_##type] = {to, from}
+#define KERNELS(type, to, from) [GGTK_TENSOR_##type] = {to, from, NULL}
 #define LEVEL_ROW(type, prefix, level)                                                      \
     KERNELS(type, inf_##prefix##_to_float_##level, inf_##prefix##_from_float_##level)
+/* A type with an importance-weighted quantizer (scalar, the same at every level). */
+#define WEIGHTED_ROW(type, prefix, to, from)                                                \
+    [GGTK_TENSOR_##type] = {to, from, inf_##prefix##_from_float_imatrix}
+#define LEGACY_ROW(type, prefix, to_level, from_level)                                      \
+    WEIGHTED_ROW(type, prefix, inf_##prefix##_to_float_##to_level,                          \
+                 inf_##prefix##_from_float_##from_level)
+/* K-quant quantizers are scalar at every level. */
+#define KQUANT_ROWS                                                                         \
+    WEIGHTED_ROW(Q2_K, q2_k, NULL, inf_q2_k_from_float_scalar),                             \
+    WEIGHTED_ROW(Q3_K, q3_k, NULL, inf_q3_k_from_float_scalar),                             \
+    WEIGHTED_ROW(Q4_K, q4_k, NULL, inf_q4_k_from_float_scalar),                             \
+    WEIGHTED_ROW(Q5_K, q5_k, NULL, inf_q5_k_from_float_scalar),                             \
+    WEIGHTED_ROW(Q6_K, q6_k, NULL, inf_q6_k_from_float_scalar),                             \
+    KERNELS(Q8_K, NULL, inf_q8_k_from_float_scalar)
 
 /* One table per level; every supported type has a kernel at every level. */
 #define LEVEL_TABLE(level)                                                                  \
     {                                                                                       \
         KERNELS(F32, inf_f32_to_float_copy, inf_f32_from_float_copy),                       \
         LEVEL_ROW(F16, f16, level),   LEVEL_ROW(BF16, bf16, level),                         \
-        LEVEL_ROW(Q4_0, q4_0, level), LEVEL_ROW(Q4_1, q4_1, level),                         \
-        LEVEL_ROW(Q5_0, q5_0, level), LEVEL_ROW(Q5_1, q5_1, level),                         \
+        LEGACY_ROW(Q4_0, q4_0, level, level), LEGACY_ROW(Q4_1, q4_1, level, level),         \
+        LEGACY_ROW(Q5_0, q5_0, level, level), LEGACY_ROW(Q5_1, q5_1, level, level),         \
         LEVEL_ROW(Q8_0, q8_0, level), LEVEL_ROW(Q8_1, q8_1, level),                         \
+        KQUANT_ROWS,                                                                        \
     }
 
 static const inf_quant_kernels scalar_kernels[GGTK_TENSOR_TYPE_COUNT] = LEVEL_TABLE(scalar);
@@ -28,9 +44,10 @@ static const inf_quant_kernels avx512_kernels[GGTK_TENSOR_TYPE_COUNT] = LEVEL_TA
 static const inf_quant_kernels neon_kernels[GGTK_TENSOR_TYPE_COUNT] = {
     KERNELS(F32, inf_f32_to_float_copy, inf_f32_from_float_copy),
     LEVEL_ROW(F16, f16, neon),     LEVEL_ROW(BF16, bf16, neon),
-    LEVEL_ROW(Q4_0, q4_0, neon),   LEVEL_ROW(Q4_1, q4_1, scalar),
-    LEVEL_ROW(Q5_0, q5_0, scalar), LEVEL_ROW(Q5_1, q5_1, scalar),
+    LEGACY_ROW(Q4_0, q4_0, neon, neon), LEGACY_ROW(Q4_1, q4_1, scalar, scalar),
+    LEGACY_ROW(Q5_0, q5_0, scalar, scalar), LEGACY_ROW(Q5_1, q5_1, scalar, scalar),
     LEVEL_ROW(Q8_0, q8_0, neon),   LEVEL_ROW(Q8_1, q8_1, scalar),
+    KQUANT_ROWS,
 };
 #endif
 
