@@ -33,10 +33,11 @@ static int check_paths(const tool_args *args)
 {
     struct stat st;
     ggtk_error err;
+    const tool_path inputs[2] = {{"IN", args->input}, {"--imatrix", args->imatrix_path}};
     if (stat(args->input, &st) == 0 && !S_ISREG(st.st_mode))
         ggtk_error_set(&err, GGTK_ERR_PATH, GGTK_NO_OFFSET,
                        "IN %s: not a regular file (the input is mapped into memory)", args->input);
-    else if (output_paths_check(&(tool_path){"IN", args->input}, 1,
+    else if (output_paths_check(inputs, args->imatrix_path ? 2 : 1,
                                 &(tool_path){"OUT", args->output}, 1, &err) == GGTK_OK)
         return 0;
     return fail(&err);
@@ -63,7 +64,9 @@ static int run_plan(inf_quantize_plan *plan, const tool_args *args)
     int rc = 0;
     if (status != GGTK_OK)
         rc = fail(&err);
-    else if (!args->quiet)
+    else
+        tool_report_imatrix_fallbacks(plan, stats);
+    if (status == GGTK_OK && !args->quiet)
         tool_report_run(plan, stats, seconds);
     free(stats);
     return rc;
@@ -95,7 +98,11 @@ int main(int argc, char **argv)
     }
     ggtk_error err;
     inf_quantize_plan *plan = NULL;
+    inf_imatrix *imatrix = NULL;
     rc = args.dry_run ? 0 : check_paths(&args);
+    if (rc == 0 && args.imatrix_path && tool_load_imatrix(&args, &imatrix, &err) != GGTK_OK)
+        rc = fail(&err);
+    args.options.imatrix = imatrix;
     if (rc == 0 && !(plan = inf_quantize_plan_new(args.input, &args.options, &err)))
         rc = fail(&err);
     else if (rc == 0) {
@@ -106,6 +113,7 @@ int main(int argc, char **argv)
             rc = run_plan(plan, &args);
     }
     inf_quantize_plan_free(plan);
+    inf_imatrix_free(imatrix);
     tool_args_free(&args);
     return tool_stdout_close("gguf-quantize: error: ") ? rc : EXIT_FAILED;
 }

@@ -42,6 +42,7 @@
 #include <ggtk/export.h>
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <ggtk/error.h>
@@ -118,6 +119,15 @@ GGTK_API bool inf_imatrix_has_metadata(const inf_imatrix *imatrix);
 /* The dataset names (the texts), in order. */
 GGTK_API int64_t inf_imatrix_n_datasets(const inf_imatrix *imatrix);
 GGTK_API const char *inf_imatrix_dataset(const inf_imatrix *imatrix, int64_t index);
+
+/* The path the imatrix was read from (as given to inf_imatrix_read()), NULL for a collected one. */
+GGTK_API const char *inf_imatrix_path(const inf_imatrix *imatrix);
+
+/* Keep the entries llama-quantize keeps with --exclude-weights / --include-weights: first every
+ * entry whose name contains one of the `n_exclude` strings is removed, then, when n_include > 0,
+ * every entry whose name contains none of the `n_include` strings. */
+GGTK_API void inf_imatrix_filter(inf_imatrix *imatrix, const char *const *include,
+                                 size_t n_include, const char *const *exclude, size_t n_exclude);
 
 /* The n_mat * n_per_row weights a quantizer uses for `entry`, as llama-quantize computes them:
  * raw form values[m, j] / (float)counts[m] (1 for every column of a matrix with count 0); legacy

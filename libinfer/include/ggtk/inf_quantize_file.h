@@ -39,6 +39,7 @@
 
 #include <ggtk/error.h>
 #include <ggtk/gguf.h>
+#include <ggtk/inf_imatrix.h>
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -85,7 +86,21 @@ typedef struct inf_quantize_options {
     size_t n_tensor_rules;
     bool allow_requantize;  /* convert tensors that are already quantized (dequantize first) */
     int n_threads;          /* threads for the conversion; 0 or less: OpenMP's default */
+    const inf_imatrix *imatrix; /* importance weights read from a file (NULL: none); see below */
 } inf_quantize_options;
+
+/* With an imatrix (llama-quantize --imatrix): each converted tensor whose name has an entry with
+ * ne0 * ne2 weights is quantized with them (inf_imatrix_weights(); matrix e of a 3-D tensor with
+ * the weights of matrix e) by inf_quantize_rows_imatrix(), which types without a weighted
+ * quantizer ignore; a tensor without an entry is quantized without weights (a warning for weighted
+ * types, except token_embd.weight and output.weight, which no imatrix holds); an entry of another
+ * size fails the plan (token_embd.weight excepted, quantized without weights as llama-quantize
+ * does); an entry covering only some of its matrices (experts no token reached) is used, with
+ * equal weights for those, and warned about. The output records quantize.imatrix.file (the path,
+ * cut to 127 bytes), quantize.imatrix.dataset (the first dataset, cut likewise, when there is
+ * one), quantize.imatrix.entries_count and, when not 0, quantize.imatrix.chunks_count, appended
+ * after the other metadata as llama-quantize does. A GGUF imatrix without its imatrix.* metadata
+ * is refused, as llama-quantize refuses it. */
 
 /* The defaults for a file of `type`: not pure, no overrides (output_type and embd_type -1), no
  * tensor rules, no requantizing, default threads. */
@@ -128,6 +143,7 @@ typedef struct inf_quantize_plan {
     int64_t n_converted;               /* tensors whose type changes */
     int64_t n_fallback;                /* tensors that needed a fallback type */
     int64_t n_requantized;             /* converted tensors that were already quantized */
+    int64_t n_imatrix_used;            /* converted tensors quantized with importance weights */
     uint64_t n_elements;               /* weights in the model */
     uint64_t data_size_before;         /* sum of the input tensors' data sizes */
     uint64_t data_size_after;          /* sum of the output tensors' data sizes */
@@ -188,6 +204,9 @@ typedef struct inf_quantize_tensor_stats {
     double rms;        /* root mean square of the tensor's values (as F32) */
     double rmse;       /* root mean square of (value - value after the round trip) */
     double rel_rmse;   /* rmse / rms (0 when rms is 0) */
+    bool imatrix;      /* quantized with importance weights */
+    int64_t imatrix_fallbacks; /* blocks whose weighted search gave a non-finite scale and were
+                                  quantized unweighted instead (inf_quantize_rows_imatrix()) */
 } inf_quantize_tensor_stats;
 
 /* Convert and write the file planned by `plan` to `output_path`; a plan runs at most once.

@@ -1,5 +1,6 @@
 /* plan.c - builds the plan of a file conversion: the new type and size of every tensor, the
  * warnings, and the output header (metadata edits and tensor infos) ready for the writer. */
+#include "imatrix_use.h"
 #include "quantize_internal.h"
 #include "rules.h"
 
@@ -197,7 +198,8 @@ static ggtk_status plan_all(inf_quantize_plan *plan, const quantize_rules *rules
         if (status != GGTK_OK)
             return status;
     }
-    return build_writer(plan, err);
+    ggtk_status status = build_writer(plan, err);
+    return status == GGTK_OK ? quantize_imatrix_plan(plan, err) : status;
 }
 
 /* Plan for an opened input; takes ownership of `input` (closed on failure too). */

@@ -16,16 +16,21 @@ inf_imatrix *imatrix_alloc(inf_imatrix_format format)
     return m;
 }
 
+static void free_slot(imatrix_slot *s)
+{
+    free(s->name);
+    free(s->values);
+    free(s->counts);
+    free(s);
+}
+
 void inf_imatrix_free(inf_imatrix *m)
 {
     if (!m)
         return;
-    for (int64_t i = 0; i < m->n_slots; i++) {
-        free(m->slots[i]->name);
-        free(m->slots[i]->values);
-        free(m->slots[i]->counts);
-        free(m->slots[i]);
-    }
+    for (int64_t i = 0; i < m->n_slots; i++)
+        free_slot(m->slots[i]);
+    free(m->path);
     free(m->slots);
     for (int64_t i = 0; i < m->n_datasets; i++)
         free(m->datasets[i]);
@@ -76,12 +81,8 @@ imatrix_slot *imatrix_insert(inf_imatrix *m, const char *name, size_t name_len, 
         s->counts = calloc((size_t)n_mat, sizeof *s->counts);
     }
     if (!s || !s->name || !s->values || !s->counts || !grow_slots(m)) {
-        if (s) {
-            free(s->name);
-            free(s->values);
-            free(s->counts);
-        }
-        free(s);
+        if (s)
+            free_slot(s);
         *status = GGTK_ERR_NOMEM;
         return NULL;
     }
@@ -89,10 +90,7 @@ imatrix_slot *imatrix_insert(inf_imatrix *m, const char *name, size_t name_len, 
     s->name[name_len] = '\0';
     int64_t at = lower_bound(m, s->name);
     if (at < m->n_slots && strcmp(m->slots[at]->name, s->name) == 0) {
-        free(s->name);
-        free(s->values);
-        free(s->counts);
-        free(s);
+        free_slot(s);
         *status = GGTK_ERR_DUPLICATE;
         return NULL;
     }
@@ -134,9 +132,15 @@ inf_imatrix *inf_imatrix_read(const char *path, ggtk_error *err)
     char magic[4] = {0};
     size_t got = fread(magic, 1, sizeof magic, f);
     fclose(f);
-    if (got == sizeof magic && memcmp(magic, "GGUF", 4) == 0)
-        return imatrix_read_gguf(path, err);
-    return imatrix_read_legacy(path, err);
+    inf_imatrix *m = got == sizeof magic && memcmp(magic, "GGUF", 4) == 0
+                         ? imatrix_read_gguf(path, err)
+                         : imatrix_read_legacy(path, err);
+    if (m && !(m->path = strdup(path))) {
+        inf_imatrix_free(m);
+        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "%s: out of memory", path);
+        return NULL;
+    }
+    return m;
 }
 
 ggtk_status inf_imatrix_write(const inf_imatrix *m, const char *path, inf_imatrix_format format,
@@ -174,6 +178,31 @@ const inf_imatrix_entry *inf_imatrix_find(const inf_imatrix *m, const char *name
 {
     imatrix_slot *s = imatrix_lookup(m, name);
     return s ? &s->pub : NULL;
+}
+
+const char *inf_imatrix_path(const inf_imatrix *m) { return m->path; }
+
+static bool contains_any(const char *name, const char *const *parts, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strstr(name, parts[i]))
+            return true;
+    return false;
+}
+
+void inf_imatrix_filter(inf_imatrix *m, const char *const *include, size_t n_include,
+                        const char *const *exclude, size_t n_exclude)
+{
+    int64_t kept = 0;
+    for (int64_t i = 0; i < m->n_slots; i++) {
+        const char *name = m->slots[i]->name;
+        if (contains_any(name, exclude, n_exclude) ||
+            (n_include > 0 && !contains_any(name, include, n_include)))
+            free_slot(m->slots[i]);
+        else
+            m->slots[kept++] = m->slots[i];
+    }
+    m->n_slots = kept;
 }
 
 const char *inf_imatrix_dataset(const inf_imatrix *m, int64_t index)

@@ -23,6 +23,7 @@ struct inf_imatrix {
     int32_t chunk_count;
     int32_t chunk_size;
     bool has_metadata;
+    char *path;           /* the file read, NULL for a collected one */
     bool failed;          /* the collector met an error, kept in `failure` */
     ggtk_error failure;
 };
