@@ -10,14 +10,17 @@
 #include "../engine/infer_util.h"
 #include "test.h"
 
-/* Compute `out` with the imatrix observer; returns the compute's status. */
-static ggtk_status compute_observed(inf_context *ctx, inf_tensor *out, inf_imatrix *m)
+/* Compute `out` with the imatrix observer, called after every node or, `filtered`, after the
+ * nodes inf_imatrix_wants() accepts; returns the compute's status. */
+static ggtk_status compute_observed(inf_context *ctx, inf_tensor *out, inf_imatrix *m,
+                                    bool filtered)
 {
     inf_graph *g = inf_graph_new(ctx, 64);
     inf_backend *cpu = inf_backend_cpu_new(2);
     ggtk_status st = !g || !cpu ? GGTK_ERR_NOMEM : inf_graph_expand(g, out, NULL);
     if (st == GGTK_OK)
-        st = inf_backend_compute_observed(cpu, g, inf_imatrix_observe, m, NULL);
+        st = inf_backend_compute_filtered(cpu, g, filtered ? inf_imatrix_wants : NULL,
+                                          inf_imatrix_observe, m, NULL);
     inf_backend_free(cpu);
     return st;
 }
@@ -59,8 +62,8 @@ TEST(test_imatrix_observer_collects_block_weights_only)
     inf_tensor *sum = inf_add(ctx, inf_add(ctx, up, out), kq);
     inf_imatrix *m = inf_imatrix_new(20, "t", NULL);
     CHECK(sum && few && m);
-    CHECK(compute_observed(ctx, sum, m) == GGTK_OK);
-    CHECK(compute_observed(ctx, few, m) == GGTK_OK);
+    CHECK(compute_observed(ctx, sum, m, true) == GGTK_OK);
+    CHECK(compute_observed(ctx, few, m, false) == GGTK_OK);
     CHECK(inf_imatrix_status(m, NULL) == GGTK_OK);
     CHECK_MSG(inf_imatrix_n_entries(m) == 1, "%lld entries", (long long)inf_imatrix_n_entries(m));
     const inf_imatrix_entry *e = inf_imatrix_find(m, "blk.0.ffn_up.weight");
@@ -85,8 +88,8 @@ TEST(test_imatrix_observer_sums_strided_rows_in_token_order)
     inf_tensor *y = inf_mul_mat(ctx, w, x);
     inf_imatrix *m = inf_imatrix_new(16, NULL, NULL);
     CHECK(y && m);
-    CHECK(compute_observed(ctx, y, m) == GGTK_OK);
-    CHECK(compute_observed(ctx, y, m) == GGTK_OK);
+    CHECK(compute_observed(ctx, y, m, false) == GGTK_OK);
+    CHECK(compute_observed(ctx, y, m, true) == GGTK_OK);
     const inf_imatrix_entry *e = inf_imatrix_find(m, "blk.3.attn_output.weight");
     CHECK(e && e->counts[0] == 32 && inf_imatrix_chunk_count(m) == 2);
     float want[32];
@@ -112,7 +115,7 @@ TEST(test_imatrix_observer_keeps_matrices_of_a_3d_weight_apart)
     inf_tensor *y = inf_mul_mat(ctx, weight(ctx, &rng, "blk.0.pair.weight", 16, 4, 2), x);
     inf_imatrix *m = inf_imatrix_new(512, NULL, NULL);
     CHECK(y && m);
-    CHECK(compute_observed(ctx, y, m) == GGTK_OK);
+    CHECK(compute_observed(ctx, y, m, true) == GGTK_OK);
     const inf_imatrix_entry *e = inf_imatrix_find(m, "blk.0.pair.weight");
     CHECK(e && e->n_mat == 1 && e->n_per_row == 32 && e->counts[0] == 16);
     for (int64_t mat = 0; mat < 2; mat++)
@@ -139,7 +142,7 @@ TEST(test_imatrix_observer_stops_on_a_nonfinite_sum)
     inf_tensor *y = inf_mul_mat(ctx, weight(ctx, &rng, "blk.0.attn_q.weight", 8, 4, 1), x);
     inf_imatrix *m = inf_imatrix_new(16, NULL, NULL);
     CHECK(y && m);
-    CHECK(compute_observed(ctx, y, m) == GGTK_OK);
+    CHECK(compute_observed(ctx, y, m, true) == GGTK_OK);
     ggtk_error err;
     CHECK(inf_imatrix_status(m, &err) == GGTK_ERR_NONFINITE);
     CHECK(strstr(err.message, "blk.0.attn_q.weight") && strstr(err.message, "value 5"));

@@ -166,6 +166,10 @@ GGTK_API ggtk_status inf_imatrix_accumulate(inf_imatrix *imatrix, const char *na
  * it records the error (inf_imatrix_status()) and returns false, which stops the compute. */
 GGTK_API bool inf_imatrix_observe(const inf_graph *graph, int node_index, void *imatrix);
 
+/* An inf_node_filter for inf_imatrix_observe(): true for the products it collects, so that a
+ * compute stops its threads for those nodes only (inf_backend_compute_filtered()). */
+GGTK_API bool inf_imatrix_wants(const inf_tensor *node, void *imatrix);
+
 /* GGTK_OK, or the first failure inf_imatrix_observe() recorded (copied into `err`). */
 GGTK_API ggtk_status inf_imatrix_status(const inf_imatrix *imatrix, ggtk_error *err);
 

@@ -170,7 +170,7 @@ inf_perplexity *inf_perplexity_new(inf_session *session, const inf_token *tokens
     }
     run->imatrix = params->imatrix;
     if (run->imatrix)
-        inf_session_set_observer(session, inf_imatrix_observe, run->imatrix);
+        inf_session_set_observer(session, inf_imatrix_wants, inf_imatrix_observe, run->imatrix);
     return run;
 fail:
     inf_perplexity_free(run);
@@ -182,7 +182,7 @@ void inf_perplexity_free(inf_perplexity *run)
     if (!run)
         return;
     if (run->imatrix)
-        inf_session_set_observer(run->session, NULL, NULL);
+        inf_session_set_observer(run->session, NULL, NULL, NULL);
     inf_kld_base_writer_close(run->writer);
     free(run->tokens);
     free(run->batch);

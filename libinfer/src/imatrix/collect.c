@@ -146,6 +146,12 @@ static ggtk_status collect_node(inf_imatrix *m, const inf_tensor *node, ggtk_err
     return check_sums(s, 0, n_per_row * n_matrices, err);
 }
 
+bool inf_imatrix_wants(const inf_tensor *node, void *imatrix)
+{
+    (void)imatrix;
+    return is_collected(node);
+}
+
 bool inf_imatrix_observe(const inf_graph *graph, int node_index, void *user)
 {
     inf_imatrix *m = user;
