@@ -99,3 +99,19 @@ TEST(test_imatrix_gguf_eval_refuses_bad_imatrix_options)
     CHECK(out && strstr(out, "gguf or dat"));
     free(out);
 }
+
+/* Batches under 16 tokens are skipped, as by llama-imatrix: nothing collected is an error, and
+ * no file is written. */
+TEST(test_imatrix_gguf_eval_with_tiny_batches_collects_nothing)
+{
+    if (!test_model_path())
+        SKIP("the real model is not fetched (make models)");
+    char path[512];
+    snprintf(path, sizeof path, "%s", test_tmpfile("tiny-batches.gguf"));
+    char *out = NULL;
+    int rc = test_run(&out, "%s -m '%s' -f " TEXT " -c 64 -b 8 -t 2 --chunks 2 --imatrix-out '%s' "
+                      "2>&1", test_tool("gguf-eval"), test_model_path(), path);
+    CHECK(rc == 1 && out && strstr(out, "nothing was collected"));
+    free(out);
+    CHECK(access(path, F_OK) != 0);
+}

@@ -52,6 +52,10 @@ ggtk_status eval_imatrix_after_chunk(const eval_options *opts, const inf_imatrix
 ggtk_status eval_imatrix_finish(const eval_options *opts, const inf_imatrix *imatrix,
                                 ggtk_error *err)
 {
+    if (inf_imatrix_n_entries(imatrix) == 0)
+        return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+                              "%s: nothing was collected: every forward graph had fewer than 16 "
+                              "tokens (-b), which llama-imatrix skips too", opts->imatrix_out);
     for (int64_t i = 0; i < inf_imatrix_n_entries(imatrix); i++) {
         const inf_imatrix_entry *e = inf_imatrix_entry_at(imatrix, i);
         double coverage = inf_imatrix_coverage(e);
