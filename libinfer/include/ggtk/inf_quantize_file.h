@@ -103,7 +103,7 @@ typedef struct inf_quantize_options {
  * is refused, as llama-quantize refuses it. */
 
 /* The defaults for a file of `type`: not pure, no overrides (output_type and embd_type -1), no
- * tensor rules, no requantizing, default threads. */
+ * tensor rules, no requantizing, default threads, no imatrix. */
 GGTK_API inf_quantize_options inf_quantize_options_default(ggtk_tensor_type type);
 
 /* ---------------------------------------------------------------------------------------------
