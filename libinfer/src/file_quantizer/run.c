@@ -1,7 +1,8 @@
 /* run.c - executes a plan: the tensors' rows go from the mapped input through the kernels to the
  * streaming writer, one batch (batch.h) at a time. Within a batch threads take units of rows and,
  * row by row while it is hot in cache, reads it as F32, sums its squares (which
- * also detects NaN/Inf), converts it and reads the result back for the error statistics. The
+ * also detects NaN/Inf), converts it (with its matrix's importance weights when the plan has an
+ * imatrix entry for the tensor) and reads the result back for the error statistics. The
  * per-row sums are then folded in row order, so results do not depend on the thread count. */
 #include "batch.h"
 #include "imatrix_use.h"
