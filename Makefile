@@ -146,6 +146,7 @@ FUZZ_SECONDS ?= 60
 FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_SRC_fuzz_text_file := tools/common/text_file.c
 FUZZ_SRC_fuzz_kld_base  := libinfer/src/eval/kld_file.c
+FUZZ_SRC_fuzz_imatrix   := $(filter-out %/collect.c,$(wildcard libinfer/src/imatrix/*.c))
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(GGUF_SRC) $$(FUZZ_SRC_$$*)
 	@mkdir -p $(dir $@)
 	clang -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Ilibgguf/include \

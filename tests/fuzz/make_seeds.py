@@ -5,7 +5,8 @@
    arrays cut and a few of its tensors given tiny data, and short prefixes of the real model;
  - fuzz_text_file: plain text, gzip (one and two members), zip (stored, deflated, a directory
    entry first, sizes in a data descriptor);
- - fuzz_kld_base: small valid base log-probability files (llama-perplexity's layout).
+ - fuzz_kld_base: small valid base log-probability files (llama-perplexity's layout);
+ - fuzz_imatrix: small importance matrices in llama-imatrix's GGUF and legacy layouts.
 Usage: make_seeds.py OUTDIR [MODEL]"""
 import gzip
 import io
@@ -159,11 +160,41 @@ def kld_seeds(out):
             f.write(base_file(n_ctx, n_vocab, n_chunk, n_ctx * n_vocab))
 
 
+def imatrix_seeds(out):
+    """A dense entry and a 2-expert entry with one expert never reached, in both formats."""
+    entries = {"blk.0.attn_q.weight": ([5.0, 16.0, 40.0], [8]),
+               "blk.1.ffn_up_exps.weight": ([20.0, 45.0, 0.0, 0.0], [5, 0])}
+
+    def fill(w):
+        w.add_string("general.type", "imatrix")
+        w.add_array("imatrix.datasets", ["data.txt"])
+        w.add_uint32("imatrix.chunk_count", 2)
+        w.add_uint32("imatrix.chunk_size", 4)
+        for name, (sums, counts) in entries.items():
+            n_mat = len(counts)
+            w.add_tensor(name + ".in_sum2", np.array(sums, dtype=np.float32).reshape(n_mat, -1))
+            w.add_tensor(name + ".counts", np.array(counts, dtype=np.float32).reshape(n_mat, 1))
+
+    write(os.path.join(out, "imatrix.gguf"), fill)
+    legacy = struct.pack("<i", len(entries))
+    for name, (sums, counts) in entries.items():
+        per = len(sums) // len(counts)
+        ncall = (max(counts) + 3) // 4
+        values = [(s / counts[i // per] if counts[i // per] else 1.0) * ncall
+                  for i, s in enumerate(sums)]
+        legacy += struct.pack("<i", len(name)) + name.encode() + struct.pack("<ii", ncall, len(sums))
+        legacy += struct.pack(f"<{len(values)}f", *values)
+    legacy += struct.pack("<ii", 2, 8) + b"data.txt"
+    with open(os.path.join(out, "imatrix.dat"), "wb") as f:
+        f.write(legacy)
+
+
 def main():
     out = sys.argv[1]
     model = sys.argv[2] if len(sys.argv) > 2 else None
     for name, make in (("fuzz_reader", lambda d: gguf_seeds(d, model)),
-                       ("fuzz_text_file", text_seeds), ("fuzz_kld_base", kld_seeds)):
+                       ("fuzz_text_file", text_seeds), ("fuzz_kld_base", kld_seeds),
+                       ("fuzz_imatrix", imatrix_seeds)):
         os.makedirs(os.path.join(out, name), exist_ok=True)
         make(os.path.join(out, name))
 

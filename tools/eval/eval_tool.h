@@ -26,6 +26,11 @@ typedef struct eval_options {
     bool kld;               /* --kl-divergence: compare with kld_base instead of writing it */
     const char *plot;
     ggtk_tensor_type kv_type;
+    const char *imatrix_out;           /* --imatrix-out FILE */
+    inf_imatrix_format imatrix_format; /* --imatrix-format gguf|dat (default gguf) */
+    bool imatrix_format_given;
+    int32_t imatrix_out_freq;          /* --output-frequency N: rewrite FILE every N chunks */
+    int32_t imatrix_save_freq;         /* --save-frequency N: keep FILE.at_K every N chunks */
 } eval_options;
 
 /* Parse argv. Returns 0 (run), or an exit code with *exit_now set (--help: 0, errors: 2 after a
@@ -34,6 +39,16 @@ int eval_options_parse(eval_options *opts, int argc, char **argv, bool *exit_now
 /* The files the run will write (the base file unless --kl-divergence, the plot) against the files
  * it reads and each other, before anything is loaded: output_path.h's checks. */
 ggtk_status eval_options_check_paths(const eval_options *opts, ggtk_error *err);
+
+/* The importance matrix of --imatrix-out (imatrix_out.c). eval_imatrix_new: NULL with *err set
+ * on failure; warns on stderr when the format and the file name disagree, as llama-imatrix does.
+ * eval_imatrix_after_chunk writes the periodic copies; eval_imatrix_finish the final file and a
+ * one-line summary (partly covered entries each get a warning line). */
+inf_imatrix *eval_imatrix_new(const eval_options *opts, int32_t n_ctx, ggtk_error *err);
+ggtk_status eval_imatrix_after_chunk(const eval_options *opts, const inf_imatrix *imatrix,
+                                     int32_t chunks_done, ggtk_error *err);
+ggtk_status eval_imatrix_finish(const eval_options *opts, const inf_imatrix *imatrix,
+                                ggtk_error *err);
 
 /* Per-chunk results kept for the plot and the JSON. */
 typedef struct eval_history {

@@ -24,6 +24,7 @@ typedef struct eval_state {
     inf_session *session;
     inf_kld_base *base;
     inf_perplexity *run;
+    inf_imatrix *imatrix; /* --imatrix-out, else NULL */
     inf_token *tokens;
     size_t n_tokens;
     char member[256];
@@ -108,9 +109,11 @@ static bool prepare(eval_state *st)
     st->session = inf_session_new(st->model, &sp, &st->err);
     if (!st->session)
         return false;
+    if (st->opts.imatrix_out && !(st->imatrix = eval_imatrix_new(&st->opts, n_ctx, &st->err)))
+        return false;
     inf_perplexity_params pp = {.n_ctx = n_ctx, .n_chunks = st->opts.n_chunks,
                                 .kld_base_out = st->opts.kld ? NULL : st->opts.kld_base,
-                                .kld_base_in = st->base};
+                                .kld_base_in = st->base, .imatrix = st->imatrix};
     /* The run creates the temporary base file; no signal may find it untracked. */
     tool_signals_hold();
     st->run = inf_perplexity_new(st->session, st->opts.kld ? NULL : st->tokens, st->n_tokens, &pp,
@@ -160,10 +163,15 @@ static bool run_chunks(eval_state *st, double *seconds)
         if (!st->opts.json)
             eval_print_chunk(&r, st->run, st->base != NULL, tty_out);
         print_progress(&r, n, n_ctx, now_seconds() - start, tty_err);
+        if (st->imatrix && eval_imatrix_after_chunk(&st->opts, st->imatrix, i + 1, &st->err) !=
+                               GGTK_OK)
+            return false;
     }
     if (tty_err)
         fputs("\r\033[K", stderr);
     *seconds = now_seconds() - start;
+    if (st->imatrix && eval_imatrix_finish(&st->opts, st->imatrix, &st->err) != GGTK_OK)
+        return false;
     return inf_perplexity_finish(st->run, &st->err) == GGTK_OK;
 }
 
@@ -181,6 +189,7 @@ static bool write_plot(eval_state *st)
 static void free_state(eval_state *st)
 {
     inf_perplexity_free(st->run);
+    inf_imatrix_free(st->imatrix);
     /* The temporary base file is gone now: renamed into place, or removed by the free. */
     tool_signals_untrack(st->base_slot);
     inf_session_free(st->session);

@@ -10,7 +10,8 @@
 
 typedef enum option_id {
     OPT_MODEL, OPT_TEXT, OPT_CTX, OPT_BATCH, OPT_THREADS, OPT_CHUNKS, OPT_NO_MMAP, OPT_MLOCK,
-    OPT_JSON, OPT_KLD_BASE, OPT_KLD, OPT_PLOT, OPT_KV_TYPE, OPT_HELP,
+    OPT_JSON, OPT_KLD_BASE, OPT_KLD, OPT_PLOT, OPT_KV_TYPE, OPT_IMATRIX_OUT, OPT_IMATRIX_FORMAT,
+    OPT_OUT_FREQ, OPT_SAVE_FREQ, OPT_HELP,
 } option_id;
 
 typedef struct option_spec {
@@ -37,6 +38,14 @@ static const option_spec OPTIONS[] = {
      "compare with the --kl-divergence-base file (its tokens replace -f)"},
     {OPT_PLOT, NULL, "--plot", "FILE.svg", "draw per-chunk PPL (and KLD) as an SVG chart"},
     {OPT_KV_TYPE, NULL, "--kv-type", "f16|f32", "KV cache type (default f16, as llama.cpp)"},
+    {OPT_IMATRIX_OUT, NULL, "--imatrix-out", "FILE",
+     "also collect an importance matrix, as llama-imatrix does, and write it here"},
+    {OPT_IMATRIX_FORMAT, NULL, "--imatrix-format", "gguf|dat",
+     "its file format (default gguf, llama-imatrix's; dat: the legacy one)"},
+    {OPT_OUT_FREQ, NULL, "--output-frequency", "N",
+     "rewrite the imatrix file every N chunks (default 10)"},
+    {OPT_SAVE_FREQ, NULL, "--save-frequency", "N",
+     "also keep a copy FILE.at_K every N chunks (default 0: none)"},
     {OPT_HELP, "-h", "--help", NULL, "show this help"},
 };
 #define N_OPTIONS (sizeof OPTIONS / sizeof OPTIONS[0])
@@ -46,7 +55,8 @@ static void print_help(void)
     printf("usage: gguf-eval -m MODEL -f TEXT [options]\n"
            "       gguf-eval -m MODEL --kl-divergence-base BASE --kl-divergence [options]\n\n"
            "Perplexity of a Llama GGUF model on a text, computed as llama.cpp's llama-perplexity\n"
-           "does; KL-divergence against a base model's log-probabilities.\n\noptions:\n");
+           "does; KL-divergence against a base model's log-probabilities; importance matrices\n"
+           "as llama-imatrix collects them.\n\noptions:\n");
     for (size_t i = 0; i < N_OPTIONS; i++) {
         char left[64];
         snprintf(left, sizeof left, "%s%s%s%s%s", OPTIONS[i].short_name ? OPTIONS[i].short_name : "",
@@ -109,6 +119,22 @@ static bool apply_option(eval_options *o, const option_spec *spec, const char *v
         }
         fprintf(stderr, "gguf-eval: error: --kv-type must be f16 or f32, got '%s'\n", value);
         return false;
+    case OPT_IMATRIX_OUT: o->imatrix_out = value; return true;
+    case OPT_IMATRIX_FORMAT:
+        if (strcmp(value, "gguf") == 0 || strcmp(value, "dat") == 0) {
+            o->imatrix_format = value[0] == 'd' ? INF_IMATRIX_LEGACY : INF_IMATRIX_GGUF;
+            o->imatrix_format_given = true;
+            return true;
+        }
+        fprintf(stderr, "gguf-eval: error: --imatrix-format must be gguf or dat, got '%s'\n",
+                value);
+        return false;
+    case OPT_OUT_FREQ:
+        return parse_int(spec->long_name, value, 1, INT32_MAX, &v) &&
+               (o->imatrix_out_freq = (int32_t)v, 1);
+    case OPT_SAVE_FREQ:
+        return parse_int(spec->long_name, value, 0, INT32_MAX, &v) &&
+               (o->imatrix_save_freq = (int32_t)v, 1);
     case OPT_HELP: return true;
     }
     return false;
@@ -124,6 +150,8 @@ static bool check_options(const eval_options *o)
         problem = "--kl-divergence needs --kl-divergence-base FILE (the base to compare with)";
     else if (!o->kld && !o->text)
         problem = "-f TEXT is required (or --kl-divergence with a base file)";
+    else if (!o->imatrix_out && o->imatrix_format_given)
+        problem = "--imatrix-format needs --imatrix-out FILE";
     if (problem)
         fprintf(stderr, "gguf-eval: error: %s (see --help)\n", problem);
     return problem == NULL;
@@ -132,7 +160,7 @@ static bool check_options(const eval_options *o)
 int eval_options_parse(eval_options *o, int argc, char **argv, bool *exit_now)
 {
     *o = (eval_options){.n_ctx = 512, .n_batch = 512, .use_mmap = true,
-                        .kv_type = GGTK_TENSOR_F16};
+                        .kv_type = GGTK_TENSOR_F16, .imatrix_out_freq = 10};
     *exit_now = true;
     for (int i = 1; i < argc; i++) {
         const option_spec *spec = find_option(argv[i]);
@@ -165,7 +193,7 @@ ggtk_status eval_options_check_paths(const eval_options *o, ggtk_error *err)
 {
     /* --kl-divergence-base is read with --kl-divergence, written without it. */
     tool_path base = {"--kl-divergence-base", o->kld_base};
-    tool_path inputs[2] = {{"-m", o->model}}, outputs[2];
+    tool_path inputs[2] = {{"-m", o->model}}, outputs[3];
     size_t n_inputs = 1, n_outputs = 0;
     if (o->kld)
         inputs[n_inputs++] = base;
@@ -175,5 +203,7 @@ ggtk_status eval_options_check_paths(const eval_options *o, ggtk_error *err)
         outputs[n_outputs++] = base;
     if (o->plot)
         outputs[n_outputs++] = (tool_path){"--plot", o->plot};
+    if (o->imatrix_out)
+        outputs[n_outputs++] = (tool_path){"--imatrix-out", o->imatrix_out};
     return output_paths_check(inputs, n_inputs, outputs, n_outputs, err);
 }

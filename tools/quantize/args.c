@@ -32,6 +32,12 @@ static const char usage_text[] =
     "  --no-fallback             fail, naming the tensor, when its rows do not fit the type\n"
     "                            chosen for it, instead of falling back to another type\n"
     "  --allow-requantize        convert tensors that are already quantized (lower quality)\n"
+    "  --imatrix FILE            importance matrix (llama-imatrix's GGUF or .dat, or gguf-eval\n"
+    "                            --imatrix-out): converted tensors with an entry are quantized\n"
+    "                            with its weights, as llama-quantize does\n"
+    "  --include-weights NAME    use only the imatrix entries whose name contains NAME\n"
+    "  --exclude-weights NAME    do not use the entries whose name contains NAME (repeatable;\n"
+    "                            not together with --include-weights)\n"
     "  --split-max-tensors N     write a split model, at most N tensors per part\n"
     "  --split-max-size N(M|G)   write a split model, at most N megabytes (10^6 bytes) or\n"
     "                            gigabytes of tensor data per part (parts as gguf-split cuts)\n"
@@ -44,7 +50,8 @@ static const char usage_text[] =
 enum option_id {
     OPT_PURE, OPT_OUTPUT_TYPE, OPT_EMBD_TYPE, OPT_TENSOR_TYPE, OPT_NO_FALLBACK,
     OPT_ALLOW_REQUANTIZE, OPT_DRY_RUN, OPT_THREADS, OPT_QUIET, OPT_HELP, OPT_SPLIT_MAX_TENSORS,
-    OPT_SPLIT_MAX_SIZE, OPT_NO_TENSOR_FIRST_SPLIT
+    OPT_SPLIT_MAX_SIZE, OPT_NO_TENSOR_FIRST_SPLIT, OPT_IMATRIX, OPT_INCLUDE_WEIGHTS,
+    OPT_EXCLUDE_WEIGHTS
 };
 
 static const struct {
@@ -66,6 +73,9 @@ static const struct {
     {"--split-max-tensors", NULL, OPT_SPLIT_MAX_TENSORS, true},
     {"--split-max-size", NULL, OPT_SPLIT_MAX_SIZE, true},
     {"--no-tensor-first-split", NULL, OPT_NO_TENSOR_FIRST_SPLIT, false},
+    {"--imatrix", NULL, OPT_IMATRIX, true},
+    {"--include-weights", NULL, OPT_INCLUDE_WEIGHTS, true},
+    {"--exclude-weights", NULL, OPT_EXCLUDE_WEIGHTS, true},
 };
 
 static int usage_error(const char *fmt, const char *detail)
@@ -165,6 +175,23 @@ static int parse_tensor_rule(tool_args *args, const char *text)
     return 0;
 }
 
+/* --include-weights / --exclude-weights NAME; llama-quantize takes one kind only. */
+static int add_weights_name(tool_args *args, bool include, const char *name)
+{
+    if (include ? args->n_exclude_weights : args->n_include_weights)
+        return usage_error("%s", "--include-weights and --exclude-weights cannot be used together");
+    const char ***list = include ? &args->include_weights : &args->exclude_weights;
+    size_t *n = include ? &args->n_include_weights : &args->n_exclude_weights;
+    const char **grown = realloc(*list, (*n + 1) * sizeof *grown);
+    if (!grown) {
+        fprintf(stderr, "gguf-quantize: out of memory\n");
+        return EXIT_FAILED;
+    }
+    grown[(*n)++] = name;
+    *list = grown;
+    return 0;
+}
+
 static int apply_option(tool_args *args, enum option_id id, const char *value, bool *exit_now)
 {
     switch (id) {
@@ -186,6 +213,9 @@ static int apply_option(tool_args *args, enum option_id id, const char *value, b
         return (args->options.output_type = parse_type(value)) < 0 ? EXIT_USAGE : 0;
     case OPT_EMBD_TYPE:
         return (args->options.embd_type = parse_type(value)) < 0 ? EXIT_USAGE : 0;
+    case OPT_IMATRIX: args->imatrix_path = value; return 0;
+    case OPT_INCLUDE_WEIGHTS:
+    case OPT_EXCLUDE_WEIGHTS: return add_weights_name(args, id == OPT_INCLUDE_WEIGHTS, value);
     }
     return EXIT_USAGE;
 }
@@ -261,4 +291,6 @@ void tool_args_free(tool_args *args)
         free(args->rule_patterns[i]);
     free(args->rule_patterns);
     free(args->rules);
+    free(args->include_weights);
+    free(args->exclude_weights);
 }

@@ -57,7 +57,8 @@ static int check_part_paths(const inf_quantize_plan *plan, const tool_args *args
         outputs[p] = (tool_path){"OUT", paths[p]};
     }
     int rc = 0;
-    if (output_paths_check(&(tool_path){"IN", args->input}, 1, outputs,
+    const tool_path inputs[2] = {{"IN", args->input}, {"--imatrix", args->imatrix_path}};
+    if (output_paths_check(inputs, args->imatrix_path ? 2 : 1, outputs,
                            (size_t)plan->n_output_parts, &err) != GGTK_OK)
         rc = fail(&err);
     free(paths);
@@ -70,10 +71,11 @@ static int check_paths(const tool_args *args, bool split)
 {
     struct stat st;
     ggtk_error err;
+    const tool_path inputs[2] = {{"IN", args->input}, {"--imatrix", args->imatrix_path}};
     if (stat(args->input, &st) == 0 && !S_ISREG(st.st_mode))
         ggtk_error_set(&err, GGTK_ERR_PATH, GGTK_NO_OFFSET,
                        "IN %s: not a regular file (the input is mapped into memory)", args->input);
-    else if (split || output_paths_check(&(tool_path){"IN", args->input}, 1,
+    else if (split || output_paths_check(inputs, args->imatrix_path ? 2 : 1,
                                          &(tool_path){"OUT", args->output}, 1, &err) == GGTK_OK)
         return 0; /* a split output's part names are known once planned: check_part_paths() */
     return fail(&err);
@@ -100,7 +102,9 @@ static int run_plan(inf_quantize_plan *plan, const tool_args *args)
     int rc = 0;
     if (status != GGTK_OK)
         rc = fail(&err);
-    else if (!args->quiet)
+    else
+        tool_report_imatrix_fallbacks(plan, stats);
+    if (status == GGTK_OK && !args->quiet)
         tool_report_run(plan, stats, seconds);
     free(stats);
     return rc;
@@ -133,7 +137,11 @@ int main(int argc, char **argv)
     ggtk_error err;
     inf_quantize_plan *plan = NULL;
     bool split = args.options.split.max_tensors > 0 || args.options.split.max_bytes > 0;
+    inf_imatrix *imatrix = NULL;
     rc = args.dry_run ? 0 : check_paths(&args, split);
+    if (rc == 0 && args.imatrix_path && tool_load_imatrix(&args, &imatrix, &err) != GGTK_OK)
+        rc = fail(&err);
+    args.options.imatrix = imatrix;
     if (rc == 0 && !(plan = inf_quantize_plan_new(args.input, &args.options, &err)))
         rc = fail(&err);
     if (rc == 0 && split && !args.dry_run)
@@ -146,6 +154,7 @@ int main(int argc, char **argv)
             rc = run_plan(plan, &args);
     }
     inf_quantize_plan_free(plan);
+    inf_imatrix_free(imatrix);
     tool_args_free(&args);
     return tool_stdout_close("gguf-quantize: error: ") ? rc : EXIT_FAILED;
 }

@@ -21,6 +21,9 @@ typedef struct tool_args {
     char **rule_patterns;        /* the pattern strings the rules point into, owned */
     bool dry_run;
     bool quiet;
+    const char *imatrix_path;    /* --imatrix */
+    const char **include_weights, **exclude_weights; /* into argv; the arrays are owned */
+    size_t n_include_weights, n_exclude_weights;
 } tool_args;
 
 /* Parse argv. Returns 0 on success, EXIT_USAGE after printing one line on stderr (or the help
@@ -48,6 +51,15 @@ void tool_report_plan(const inf_quantize_plan *plan);
 /* The table after a run: each tensor's old -> new type and relative RMSE, then the totals. */
 void tool_report_run(const inf_quantize_plan *plan, const inf_quantize_tensor_stats *stats,
                      double seconds);
+/* --imatrix: read the file into *out, keep the entries --include/--exclude-weights select and
+ * say what was loaded on stderr (unless quiet); the reader's error when the file cannot be used.
+ * An imatrix left without entries is no imatrix (*out NULL, warned about), as for
+ * llama-quantize. */
+ggtk_status tool_load_imatrix(const tool_args *args, inf_imatrix **out, ggtk_error *err);
+/* After a run: a warning line for each tensor whose weighted search fell back. */
+void tool_report_imatrix_fallbacks(const inf_quantize_plan *plan,
+                                   const inf_quantize_tensor_stats *stats);
+
 /* The plan's warnings on stderr. */
 void tool_report_warnings(const inf_quantize_plan *plan);
 

@@ -150,6 +150,18 @@ GGTK_API ggtk_status inf_backend_compute_observed(inf_backend *backend, const in
                                                   inf_node_observer observer, void *user,
                                                   ggtk_error *err);
 
+/* Which nodes an observer wants to see. Every compute thread asks it after each node, so it must
+ * answer from the node alone (its op, sources, names), the same each time. */
+typedef bool (*inf_node_filter)(const inf_tensor *node, void *user);
+
+/* inf_backend_compute_observed() calling `observer` only after the nodes `filter` accepts
+ * (filter NULL: after every node). The other nodes run as in inf_backend_compute(): no thread
+ * waits for an observer there, so watching a few nodes costs nothing at the rest. */
+GGTK_API ggtk_status inf_backend_compute_filtered(inf_backend *backend, const inf_graph *graph,
+                                                  inf_node_filter filter,
+                                                  inf_node_observer observer, void *user,
+                                                  ggtk_error *err);
+
 /* Change the CPU backend's thread count (<= 0: OpenMP's default). Ignored for other backends. */
 GGTK_API void inf_backend_cpu_set_threads(inf_backend *backend, int n_threads);
 

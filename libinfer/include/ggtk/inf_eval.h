@@ -30,6 +30,7 @@
 
 #include <ggtk/inf_model.h>
 #include <ggtk/error.h>
+#include <ggtk/inf_imatrix.h>
 #include <ggtk/inf_vocab.h>
 
 #ifdef __cplusplus
@@ -226,9 +227,15 @@ typedef struct inf_perplexity_params {
     const char *kld_base_out; /* write a base file here (NULL: none) */
     inf_kld_base *kld_base_in; /* compare with this base (NULL: plain perplexity); the tokens and
                                   n_ctx then come from it and `tokens` must be NULL */
+    inf_imatrix *imatrix;     /* collect an importance matrix into this while decoding (NULL:
+                                 none; see inf_imatrix_observe()). The run sets it as the
+                                 session's observer until freed, and computes every position's
+                                 logits, as llama-imatrix does, so that every layer sees every
+                                 token; the scores are the same */
 } inf_perplexity_params;
 
-/* The defaults: n_ctx 512 (llama-perplexity's), all chunks, no base output, no base input. */
+/* The defaults: n_ctx 512 (llama-perplexity's), all chunks, no base output, no base input, no
+ * importance matrix. */
 GGTK_API inf_perplexity_params inf_perplexity_params_default(void);
 
 /* Results after a chunk. */
@@ -258,7 +265,8 @@ GGTK_API int32_t inf_perplexity_n_chunks(const inf_perplexity *run);
 GGTK_API int32_t inf_perplexity_scored_per_chunk(const inf_perplexity *run);
 /* Evaluate the next chunk. Returns GGTK_OK and fills *result, or an error: a decode failure
  * ("chunk N: " and the session's message, with its status), a base file read/write failure, a
- * corrupt base row. A NaN or infinite score or KL-divergence at any position is
+ * corrupt base row, a failure of the importance matrix collection ("chunk N: " and its message).
+ * A NaN or infinite score or KL-divergence at any position is
  * GGTK_ERR_NONFINITE, before the chunk counts or is written; the message names the chunk, the
  * position and, from a scan of every weight made only then, the first tensor holding a NaN or
  * infinity. Calling it after the last chunk is GGTK_ERR_USAGE. */

@@ -32,6 +32,7 @@
 
 #include <ggtk/gguf.h>
 #include <ggtk/error.h>
+#include <ggtk/inf_backend.h>
 #include <ggtk/inf_vocab.h>
 
 #ifdef __cplusplus
@@ -148,6 +149,14 @@ GGTK_API int32_t inf_session_n_past(const inf_session *session);
  * is unspecified: call inf_session_reset(). */
 GGTK_API ggtk_status inf_session_decode(inf_session *session, const inf_token *tokens,
                                         int32_t n_tokens, int32_t first_output, ggtk_error *err);
+
+/* Call `observer` (with `user`) after the nodes `filter` accepts (NULL: every node) of every
+ * graph the following decodes compute, as inf_backend_compute_filtered() does; a NULL observer
+ * removes it. An observer that returns false stops that graph's compute, and the decode then
+ * returns as if it had finished: an observer that can fail keeps its error for the caller
+ * (inf_imatrix_observe() does). */
+GGTK_API void inf_session_set_observer(inf_session *session, inf_node_filter filter,
+                                       inf_node_observer observer, void *user);
 
 /* Logits of the last decode: *n_rows (may be NULL) rows of n_vocab floats, row r for
  * tokens[first_output + r]. Owned by the session, valid until the next decode. */

@@ -62,6 +62,7 @@
 #include <ggtk/error.h>
 #include <ggtk/gguf.h>
 #include <ggtk/gguf_util.h>
+#include <ggtk/inf_imatrix.h>
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -122,11 +123,25 @@ typedef struct inf_quantize_options {
      * llama-gguf-split cuts the whole output file (ggtk_writer_split()), the output path being
      * the parts' prefix; both 0 (the default): one file. */
     ggtk_split_options split;
+    const inf_imatrix *imatrix; /* importance weights read from a file (NULL: none); see below */
 } inf_quantize_options;
+
+/* With an imatrix (llama-quantize --imatrix): each converted tensor whose name has an entry with
+ * ne0 * ne2 weights is quantized with them (inf_imatrix_weights(); matrix e of a 3-D tensor with
+ * the weights of matrix e) by inf_quantize_rows_imatrix(), which types without a weighted
+ * quantizer ignore; a tensor without an entry is quantized without weights (a warning for weighted
+ * types, except token_embd.weight and output.weight, which no imatrix holds); an entry of another
+ * size fails the plan (token_embd.weight excepted, quantized without weights as llama-quantize
+ * does); an entry covering only some of its matrices (experts no token reached) is used, with
+ * equal weights for those, and warned about. The output records quantize.imatrix.file (the path,
+ * cut to 127 bytes), quantize.imatrix.dataset (the first dataset, cut likewise, when there is
+ * one), quantize.imatrix.entries_count and, when not 0, quantize.imatrix.chunks_count, appended
+ * after the other metadata as llama-quantize does. A GGUF imatrix without its imatrix.* metadata
+ * is refused, as llama-quantize refuses it. */
 
 /* The defaults for a file of `file_type`: not pure, fallbacks allowed, no overrides (output_type
  * and embd_type -1), no tensor rules, no requantizing, default threads, one output file (no
- * split). */
+ * split), no imatrix. */
 GGTK_API inf_quantize_options inf_quantize_options_default(ggtk_file_type file_type);
 
 /* ---------------------------------------------------------------------------------------------
@@ -172,6 +187,7 @@ typedef struct inf_quantize_plan {
     int64_t n_converted;               /* tensors whose type changes */
     int64_t n_fallback;                /* tensors that needed a fallback type */
     int64_t n_requantized;             /* converted tensors that were already quantized */
+    int64_t n_imatrix_used;            /* converted tensors quantized with importance weights */
     uint64_t n_elements;               /* weights in the model */
     uint64_t data_size_before;         /* sum of the input tensors' data sizes */
     uint64_t data_size_after;          /* sum of the output tensors' data sizes */
@@ -246,6 +262,9 @@ typedef struct inf_quantize_tensor_stats {
     double rms;        /* root mean square of the tensor's values (as F32) */
     double rmse;       /* root mean square of (value - value after the round trip) */
     double rel_rmse;   /* rmse / rms (0 when rms is 0) */
+    bool imatrix;      /* quantized with importance weights */
+    int64_t imatrix_fallbacks; /* blocks whose weighted search gave a non-finite scale and were
+                                  quantized unweighted instead (inf_quantize_rows_imatrix()) */
 } inf_quantize_tensor_stats;
 
 /* Convert and write the file planned by `plan` to `output_path` (with options.split, the parts

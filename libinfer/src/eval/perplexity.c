@@ -35,6 +35,8 @@ struct inf_perplexity {
     inf_kld_stats *kld_slots; /* per scored position of the current chunk */
     float *kld_values;        /* per scored position of every chunk so far */
     float *p_diff_values;
+    /* importance matrix collection */
+    inf_imatrix *imatrix;
 };
 
 static double seconds_now(void)
@@ -47,7 +49,7 @@ static double seconds_now(void)
 inf_perplexity_params inf_perplexity_params_default(void)
 {
     inf_perplexity_params p = {.n_ctx = 512, .n_chunks = 0, .kld_base_out = NULL,
-                               .kld_base_in = NULL};
+                               .kld_base_in = NULL, .imatrix = NULL};
     return p;
 }
 
@@ -166,6 +168,9 @@ inf_perplexity *inf_perplexity_new(inf_session *session, const inf_token *tokens
         ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
         goto fail;
     }
+    run->imatrix = params->imatrix;
+    if (run->imatrix)
+        inf_session_set_observer(session, inf_imatrix_wants, inf_imatrix_observe, run->imatrix);
     return run;
 fail:
     inf_perplexity_free(run);
@@ -176,6 +181,8 @@ void inf_perplexity_free(inf_perplexity *run)
 {
     if (!run)
         return;
+    if (run->imatrix)
+        inf_session_set_observer(run->session, NULL, NULL, NULL);
     inf_kld_base_writer_close(run->writer);
     free(run->tokens);
     free(run->batch);
@@ -292,11 +299,16 @@ ggtk_status inf_perplexity_next(inf_perplexity *run, inf_chunk_result *result, g
     }
     inf_session_reset(run->session);
     ggtk_error decode_err;
-    status = inf_session_decode(run->session, run->batch, run->n_ctx, run->first, &decode_err);
+    /* Collecting an imatrix, every position goes through every layer (all logits). */
+    const int32_t first_output = run->imatrix ? 0 : run->first;
+    status = inf_session_decode(run->session, run->batch, run->n_ctx, first_output, &decode_err);
+    if (status == GGTK_OK && run->imatrix)
+        status = inf_imatrix_status(run->imatrix, &decode_err);
     if (status != GGTK_OK)
         return ggtk_error_set(err, status, decode_err.offset, "chunk %d: %s", index + 1,
                               decode_err.message);
-    const float *logits = inf_session_logits(run->session, NULL);
+    const float *logits = inf_session_logits(run->session, NULL) +
+                          (size_t)(run->first - first_output) * (size_t)run->n_vocab;
     const inf_kld_stats kld_before = run->kld;
     score_chunk(run, logits, chunk, index);
     status = check_finite(run, index, err);

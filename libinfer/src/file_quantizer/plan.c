@@ -1,5 +1,6 @@
 /* plan.c - builds the plan of a file conversion: the new type and size of every tensor, the
  * warnings, and the output header (metadata edits and tensor infos) ready for the writer. */
+#include "imatrix_use.h"
 #include "quantize_internal.h"
 #include "rules.h"
 
@@ -266,7 +267,7 @@ static ggtk_status build_writer(inf_quantize_plan *plan, ggtk_error *err)
                               "%s: cannot build the output header: %s", ggtk_path(plan->input),
                               ggtk_strerror(status));
     plan->file_size_after = ggtk_writer_file_size(plan->writer);
-    return split_output(plan, err);
+    return GGTK_OK;
 }
 
 static ggtk_status plan_all(inf_quantize_plan *plan, quantize_rules *rules, ggtk_error *err)
@@ -294,7 +295,12 @@ static ggtk_status plan_all(inf_quantize_plan *plan, quantize_rules *rules, ggtk
                              (long long)plan->n_requantized);
     if (status == GGTK_OK)
         status = warn_unwritable(plan, err);
-    return status == GGTK_OK ? build_writer(plan, err) : status;
+    if (status == GGTK_OK)
+        status = build_writer(plan, err);
+    if (status == GGTK_OK)
+        status = quantize_imatrix_plan(plan, err);
+    /* Cut last, so that every part has the final header (the imatrix keys included). */
+    return status == GGTK_OK ? split_output(plan, err) : status;
 }
 
 /* Plan for an opened input; takes ownership of `parts` (closed on failure too). */

@@ -171,6 +171,7 @@ ggtk_status quantize_rules_init(quantize_rules *rules, const ggtk_split *input,
 {
     memset(rules, 0, sizeof *rules);
     rules->options = options;
+    rules->has_imatrix = options->imatrix != NULL;
     rules->tied_embeddings = ggtk_split_find_tensor(input, "output.weight") < 0;
     if (!inf_quantize_file_type_supported(options->file_type)) {
         const char *name = inf_quantize_file_type_name(options->file_type);

@@ -25,8 +25,8 @@ typedef struct quantize_rules {
     regex_t *patterns;          /* one per options->tensor_rules entry */
     size_t n_patterns;
     bool tied_embeddings;       /* no output.weight: token_embd.weight doubles as the output */
-    /* An importance matrix is given. Always false until the imatrix option exists; the Q4_0/Q5_0
-     * ffn_down rule depends on it. */
+    /* An importance matrix is given (options->imatrix); the Q4_0/Q5_0 ffn_down rule depends on
+     * it. */
     bool has_imatrix;
     quantize_model model;
     int i_attention_wv;         /* attn_v-like tensors chosen so far by the mixture rules */

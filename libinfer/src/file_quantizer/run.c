@@ -2,9 +2,11 @@
  * streaming writer (output.h: one file, or the parts of a split output), one batch (batch.h) at a
  * time. Within a batch threads take units of rows and,
  * row by row while it is hot in cache, reads it as F32, sums its squares (which
- * also detects NaN/Inf), converts it and reads the result back for the error statistics. The
+ * also detects NaN/Inf), converts it (with its matrix's importance weights when the plan has an
+ * imatrix entry for the tensor) and reads the result back for the error statistics. The
  * per-row sums are then folded in row order, so results do not depend on the thread count. */
 #include "batch.h"
+#include "imatrix_use.h"
 #include "output.h"
 #include "quantize_internal.h"
 #include "source.h"
@@ -28,6 +30,7 @@ typedef struct run_buffers {
     float *scratch;      /* two rows per thread: the input as F32, the output read back */
     double *sum_squares; /* per row of the batch */
     double *sum_diff;    /* per row of the batch */
+    int64_t *fallbacks;  /* per row of the batch: blocks the weighted search left unweighted */
     int64_t row_floats;  /* floats per scratch row: the longest row of the plan */
 } run_buffers;
 
@@ -38,6 +41,8 @@ typedef struct run_state {
     quantize_output output;
     quantize_source source;
     tensor_job *jobs;
+    float **weights;     /* per job: importance weights while its rows are converted, or NULL */
+    int64_t *fallbacks;  /* per job: weighted-search fallbacks so far */
     run_buffers buf;
     int n_threads;
     uint64_t bytes_done;
@@ -60,7 +65,9 @@ static ggtk_status init_jobs(run_state *run)
 {
     inf_quantize_plan *plan = run->plan;
     run->jobs = calloc((size_t)plan->n_tensors + 1, sizeof *run->jobs);
-    if (!run->jobs)
+    run->weights = calloc((size_t)plan->n_tensors + 1, sizeof *run->weights);
+    run->fallbacks = calloc((size_t)plan->n_tensors + 1, sizeof *run->fallbacks);
+    if (!run->jobs || !run->weights || !run->fallbacks)
         return ggtk_error_set(run->err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
     for (int64_t i = 0; i < plan->n_tensors; i++) {
         const inf_quantize_plan_tensor *entry = &plan->tensors[i];
@@ -97,7 +104,9 @@ static ggtk_status alloc_buffers(run_state *run)
     run->buf.scratch = malloc((size_t)run->buf.row_floats * 2 * run->n_threads * sizeof(float));
     run->buf.sum_squares = malloc(BATCH_MAX_ROWS * sizeof(double));
     run->buf.sum_diff = malloc(BATCH_MAX_ROWS * sizeof(double));
-    if (!run->buf.out || !run->buf.scratch || !run->buf.sum_squares || !run->buf.sum_diff)
+    run->buf.fallbacks = malloc(BATCH_MAX_ROWS * sizeof(int64_t));
+    if (!run->buf.out || !run->buf.scratch || !run->buf.sum_squares || !run->buf.sum_diff ||
+        !run->buf.fallbacks)
         return ggtk_error_set(run->err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
     return GGTK_OK;
 }
@@ -108,6 +117,7 @@ static void free_buffers(run_buffers *buf)
     free(buf->scratch);
     free(buf->sum_squares);
     free(buf->sum_diff);
+    free(buf->fallbacks);
 }
 
 /* Row `row` of a job as F32: in place when the input is aligned F32, else converted into
@@ -127,6 +137,22 @@ static const float *row_as_f32(const tensor_job *job, int64_t row, float *scratc
     return scratch;
 }
 
+/* Convert row r of a batch item, with the importance weights of its matrix when it has some. */
+static bool convert_row(run_state *run, const batch_item *item, int64_t r, const float *x,
+                        uint8_t *q)
+{
+    const tensor_job *job = item->job;
+    const float *weights = run->weights[job - run->jobs];
+    if (!weights)
+        return inf_quantize_row(job->entry->new_type, x, q, job->ncols);
+    const ggtk_tensor_info *info = job->entry->info;
+    const int64_t matrix = (int64_t)(((uint64_t)(item->first_row + r) / info->ne[1]) % info->ne[2]);
+    int64_t fallbacks = inf_quantize_rows_imatrix(job->entry->new_type, x, q, 1, job->ncols,
+                                                  weights + matrix * job->ncols);
+    run->buf.fallbacks[item->batch_row + r] = fallbacks;
+    return fallbacks >= 0;
+}
+
 /* Row r of a batch item: sums and conversion. `scratch` holds two rows. */
 static bool process_row(run_state *run, const batch_item *item, int64_t r, float *scratch)
 {
@@ -134,6 +160,7 @@ static bool process_row(run_state *run, const batch_item *item, int64_t r, float
     int64_t slot = item->batch_row + r;
     run->buf.sum_squares[slot] = 0.0;
     run->buf.sum_diff[slot] = 0.0;
+    run->buf.fallbacks[slot] = 0;
     const float *x = row_as_f32(job, item->first_row + r, scratch);
     if (!x)
         return true; /* copied unchecked: integer types */
@@ -142,7 +169,7 @@ static bool process_row(run_state *run, const batch_item *item, int64_t r, float
         return true;
     ggtk_tensor_type new_type = job->entry->new_type;
     uint8_t *q = run->buf.out + item->out_offset + (uint64_t)r * job->out_row_bytes;
-    if (!inf_quantize_row(new_type, x, q, job->ncols))
+    if (!convert_row(run, item, r, x, q))
         return false;
     if (new_type == GGTK_TENSOR_F32)
         return true; /* an exact copy */
@@ -214,6 +241,7 @@ static ggtk_status check_item(run_state *run, const batch_item *item)
                                   name, (long long)row, quantize_type_name(job->entry->new_type));
         job->sum_squares += run->buf.sum_squares[slot];
         job->sum_diff += run->buf.sum_diff[slot];
+        run->fallbacks[job - run->jobs] += run->buf.fallbacks[slot];
     }
     return GGTK_OK;
 }
@@ -244,6 +272,37 @@ static void report_progress(run_state *run, const tensor_job *job)
     run->callbacks->on_progress(&progress, run->callbacks->user);
 }
 
+/* The importance weights of the tensors whose first rows are in `b` (computed only now, so that
+ * the weights of one tensor at a time are in memory). */
+static ggtk_status load_weights(run_state *run, const batch *b)
+{
+    for (int i = 0; i < b->n_items; i++) {
+        const tensor_job *job = b->items[i].job;
+        if (b->items[i].first_row == 0 && job->convert &&
+            !quantize_imatrix_weights(run->plan, job->entry, &run->weights[job - run->jobs]))
+            return ggtk_error_set(run->err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET,
+                                  "out of memory for the importance weights of %s",
+                                  job->entry->info->name);
+    }
+    return GGTK_OK;
+}
+
+/* A tensor's last rows are written: its statistics, and its weights are no longer needed. */
+static void finish_tensor(run_state *run, const tensor_job *job, inf_quantize_tensor_stats *stats)
+{
+    const int64_t index = job - run->jobs;
+    if (stats) {
+        inf_quantize_tensor_stats *s = &stats[job->entry - run->plan->tensors];
+        s->converted = job->convert;
+        s->imatrix = run->weights[index] != NULL;
+        s->imatrix_fallbacks = run->fallbacks[index];
+        quantize_stats_finish(s, job->sum_squares, job->sum_diff,
+                              ggtk_tensor_elements(job->entry->info));
+    }
+    free(run->weights[index]);
+    run->weights[index] = NULL;
+}
+
 static ggtk_status run_batches(run_state *run, inf_quantize_tensor_stats *stats)
 {
     batch_cursor cursor = {run->jobs, run->plan->n_tensors, 0};
@@ -252,6 +311,8 @@ static ggtk_status run_batches(run_state *run, inf_quantize_tensor_stats *stats)
         return ggtk_error_set(run->err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
     ggtk_status status = GGTK_OK;
     while (status == GGTK_OK && batch_next(&cursor, b)) {
+        if ((status = load_weights(run, b)) != GGTK_OK)
+            break;
         if (!process_batch(run, b)) {
             status = ggtk_error_set(run->err, GGTK_ERR_UNSUPPORTED, GGTK_NO_OFFSET,
                                     "a conversion kernel refused its arguments");
@@ -262,12 +323,8 @@ static ggtk_status run_batches(run_state *run, inf_quantize_tensor_stats *stats)
             status = check_item(run, item);
             if (status == GGTK_OK)
                 status = write_item(run, item);
-            if (status == GGTK_OK && stats && batch_item_ends_tensor(item)) {
-                inf_quantize_tensor_stats *s = &stats[item->job->entry - run->plan->tensors];
-                s->converted = item->job->convert;
-                quantize_stats_finish(s, item->job->sum_squares, item->job->sum_diff,
-                                      ggtk_tensor_elements(item->job->entry->info));
-            }
+            if (status == GGTK_OK && batch_item_ends_tensor(item))
+                finish_tensor(run, item->job, stats);
         }
         if (status == GGTK_OK)
             report_progress(run, b->items[b->n_items - 1].job);
@@ -347,6 +404,10 @@ ggtk_status inf_quantize_run(inf_quantize_plan *plan, const char *output_path,
     ggtk_writer_split_free(plan->output_parts, plan->n_output_parts);
     plan->output_parts = NULL; /* n_output_parts still says how many were written */
     free_buffers(&run.buf);
+    for (int64_t i = 0; run.weights && i < plan->n_tensors; i++)
+        free(run.weights[i]);
+    free(run.weights);
+    free(run.fallbacks);
     free(run.jobs);
     quantize_source_close(&run.source);
     return status;

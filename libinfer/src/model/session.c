@@ -24,6 +24,9 @@ struct inf_session {
     float *copies;          /* logits gathered from several graphs */
     size_t copies_capacity; /* floats */
     int32_t n_logits_rows;
+    inf_node_filter observer_filter; /* the nodes the observer sees, NULL: all */
+    inf_node_observer observer;      /* NULL: none */
+    void *observer_user;
 };
 
 /* `err` gets `inner`'s status and offset, its message prefixed with what was being done. */
@@ -200,6 +203,14 @@ void inf_session_free(inf_session *s)
 }
 
 void inf_session_reset(inf_session *s) { s->n_past = 0; }
+
+void inf_session_set_observer(inf_session *s, inf_node_filter filter, inf_node_observer observer,
+                              void *user)
+{
+    s->observer_filter = filter;
+    s->observer = observer;
+    s->observer_user = user;
+}
 int32_t inf_session_n_past(const inf_session *s) { return s->n_past; }
 inf_session_params inf_session_get_params(const inf_session *s) { return s->params; }
 const inf_model *inf_session_model(const inf_session *s) { return s->model; }
@@ -274,7 +285,9 @@ static ggtk_status decode_batch(inf_session *s, const inf_token *tokens, llama_b
         if (st != GGTK_OK)
             wrap_error(err, "setting the graph inputs failed", &inner);
     }
-    if (st == GGTK_OK && (st = inf_backend_compute(s->backend, g.graph, &inner)) != GGTK_OK)
+    if (st == GGTK_OK &&
+        (st = inf_backend_compute_filtered(s->backend, g.graph, s->observer_filter, s->observer,
+                                           s->observer_user, &inner)) != GGTK_OK)
         wrap_error(err, "compute failed", &inner);
     if (st == GGTK_OK && shape.n_out > 0)
         st = take_logits(s, g.logits, shape.n_out, only_graph, row, err);

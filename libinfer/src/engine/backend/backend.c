@@ -38,7 +38,14 @@ ggtk_status inf_backend_compute(inf_backend *backend, const inf_graph *graph, gg
 ggtk_status inf_backend_compute_observed(inf_backend *backend, const inf_graph *graph,
                                          inf_node_observer observer, void *user, ggtk_error *err)
 {
-    return backend->ops->compute(backend, graph, observer, user, err);
+    return backend->ops->compute(backend, graph, NULL, observer, user, err);
+}
+
+ggtk_status inf_backend_compute_filtered(inf_backend *backend, const inf_graph *graph,
+                                         inf_node_filter filter, inf_node_observer observer,
+                                         void *user, ggtk_error *err)
+{
+    return backend->ops->compute(backend, graph, filter, observer, user, err);
 }
 
 static bool needs_memory(const inf_tensor *t)

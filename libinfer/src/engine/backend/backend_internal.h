@@ -10,9 +10,10 @@ typedef struct inf_backend_ops {
     void (*release)(inf_backend *backend);
     inf_buffer *(*alloc_buffer)(inf_backend *backend, size_t size);
     bool (*supports)(const inf_backend *backend, const inf_tensor *node);
-    /* Runs the graph; on failure fills `err` (which may be NULL). */
-    ggtk_status (*compute)(inf_backend *backend, const inf_graph *graph, inf_node_observer observer,
-                           void *user, ggtk_error *err);
+    /* Runs the graph, calling `observer` after the nodes `filter` accepts (NULL: all; NULL
+     * observer: none); on failure fills `err` (which may be NULL). */
+    ggtk_status (*compute)(inf_backend *backend, const inf_graph *graph, inf_node_filter filter,
+                           inf_node_observer observer, void *user, ggtk_error *err);
 } inf_backend_ops;
 
 struct inf_backend {

@@ -34,7 +34,8 @@ static int thread_count(const cpu_backend *cpu)
 }
 
 static ggtk_status cpu_compute(inf_backend *backend, const inf_graph *graph,
-                               inf_node_observer observer, void *user, ggtk_error *err);
+                               inf_node_filter filter, inf_node_observer observer, void *user,
+                               ggtk_error *err);
 
 static bool cpu_supports(const inf_backend *backend, const inf_tensor *node)
 {
@@ -101,12 +102,24 @@ static ggtk_status grow_work(inf_backend *backend, size_t size, ggtk_error *err)
     return GGTK_OK;
 }
 
-/* Run the nodes. Every thread walks the same list; after each node a barrier, then the observer
- * (thread 0, the others waiting at a second barrier), then a check of where the compute must
- * stop. Failures record the node index, so a thread already inside the next node cannot make its
- * slower peers stop at a different one. */
+/* Who watches the nodes, and which. */
+typedef struct node_watch {
+    inf_node_filter filter;
+    inf_node_observer observer;
+    void *user;
+} node_watch;
+
+static bool watched(const node_watch *watch, const inf_tensor *node)
+{
+    return watch->observer && (!watch->filter || watch->filter(node, watch->user));
+}
+
+/* Run the nodes. Every thread walks the same list; after each node a barrier, then, for a
+ * watched node, the observer (thread 0, the others waiting at a second barrier), then a check of
+ * where the compute must stop. Failures record the node index, so a thread already inside the
+ * next node cannot make its slower peers stop at a different one. */
 static void run_nodes(cpu_backend *cpu, const inf_graph *graph, int n_threads,
-                      inf_node_observer observer, void *user, cpu_failure *failure)
+                      const node_watch *watch, cpu_failure *failure)
 {
     const int n_nodes = inf_graph_n_nodes(graph);
     atomic_int stop_after = INT_MAX;
@@ -131,8 +144,8 @@ static void run_nodes(cpu_backend *cpu, const inf_graph *graph, int n_threads,
                 cpu_ops[node->op].compute(&p, node);
                 cpu_barrier(&p);
             }
-            if (observer) {
-                if (p.ith == 0 && !observer(graph, i, user))
+            if (watched(watch, node)) {
+                if (p.ith == 0 && !watch->observer(graph, i, watch->user))
                     atomic_store(&stop_after, i);
                 cpu_barrier(&p);
             }
@@ -143,7 +156,8 @@ static void run_nodes(cpu_backend *cpu, const inf_graph *graph, int n_threads,
 }
 
 static ggtk_status cpu_compute(inf_backend *backend, const inf_graph *graph,
-                               inf_node_observer observer, void *user, ggtk_error *err)
+                               inf_node_filter filter, inf_node_observer observer, void *user,
+                               ggtk_error *err)
 {
     cpu_backend *cpu = backend->impl;
     ggtk_status st = prepare(backend, graph, err);
@@ -152,7 +166,8 @@ static ggtk_status cpu_compute(inf_backend *backend, const inf_graph *graph,
     if (st != GGTK_OK)
         return st;
     cpu_failure failure = {.node = INT_MAX};
-    run_nodes(cpu, graph, thread_count(cpu), observer, user, &failure);
+    const node_watch watch = {filter, observer, user};
+    run_nodes(cpu, graph, thread_count(cpu), &watch, &failure);
     if (atomic_load(&failure.node) != INT_MAX) {
         int node = atomic_load(&failure.node);
         return ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET, "cpu: node %d '%.50s': %.170s",
