@@ -13,11 +13,11 @@
 
 enum { P = 16, GQ = 4, GF = 6 };
 
-static void pack_q_avx2(ggtk_tensor_type type, const char *w, size_t row_stride, int rows,
-                        int64_t n_blocks, int p, uint8_t *qs, float *d, float *m)
+static void pack_q_avx2(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
+                        int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m)
 {
-    mm_pack_q_generic(type, w, row_stride, rows, n_blocks, p, qs, d, m);
-    if (type != GGTK_TENSOR_Q8_0)
+    mm_pack_q_generic(f, w, row_stride, rows, b0, n_blocks, p, qs, d, m);
+    if (f->type != GGTK_TENSOR_Q8_0)
         return;
     const size_t n = (size_t)n_blocks * (size_t)p * MM_BLOCK;
     for (size_t i = 0; i < n; i++)
@@ -30,54 +30,68 @@ static inline __m256i dot_q8(__m256i w, __m256i a)
     return _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w));
 }
 
-static inline __attribute__((always_inline)) void gemm_q_tile(ggtk_tensor_type type,
-                                                              const uint8_t *qs, const float *d,
+/* One quantized tile for weights with `subs` sub-blocks per block, `affine` or symmetric;
+ * `signed_q8` for Q8_0's signed bytes, otherwise `run` groups of 16-bit pair sums are added
+ * before widening (run * 2 * max_code * 127 must fit in int16). */
+static inline __attribute__((always_inline)) void gemm_q_tile(const uint8_t *qs, const float *d,
                                                               const float *m, const uint8_t *act,
-                                                              int64_t n_blocks, __m256 acc[GQ][2])
+                                                              int64_t n_blocks, int subs, int affine,
+                                                              int signed_q8, int run,
+                                                              __m256 acc[GQ][2])
 {
     const __m256i ones = _mm256_set1_epi16(1);
+    const int groups = 8 / subs;
 #pragma GCC unroll 8
     for (int j = 0; j < GQ; j++)
         acc[j][0] = acc[j][1] = _mm256_setzero_ps();
     for (int64_t b = 0; b < n_blocks; b++) {
         const uint8_t *wq = qs + (size_t)b * P * MM_BLOCK;
-        const uint8_t *aq = act + (size_t)b * mm_act_block_bytes(GQ);
+        const uint8_t *aq = act + (size_t)b * mm_act_block_bytes(GQ, subs);
         const float *ad = (const float *)(aq + GQ * MM_BLOCK);
         const int32_t *ac = (const int32_t *)(ad + GQ);
-        const __m256 d0 = _mm256_loadu_ps(d + b * P), d1 = _mm256_loadu_ps(d + b * P + 8);
+#pragma GCC unroll 2
+        for (int s = 0; s < subs; s++) {
+            const float *ds = d + (b * subs + s) * P, *ms = m + (b * subs + s) * P;
+            const __m256 d0 = _mm256_loadu_ps(ds), d1 = _mm256_loadu_ps(ds + 8);
 #pragma GCC unroll 8
-        for (int j = 0; j < GQ; j++) {
-            __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+            for (int j = 0; j < GQ; j++) {
+                __m256i s0 = affine || signed_q8 ? _mm256_setzero_si256() : _mm256_set1_epi32(ac[s * GQ + j]);
+                __m256i s1 = s0;
 #pragma GCC unroll 8
-            for (int g = 0; g < 8; g++) {
-                int32_t a4;
-                memcpy(&a4, aq + (g * GQ + j) * 4, 4);
-                const __m256i a = _mm256_set1_epi32(a4);
-                const __m256i w0 = _mm256_loadu_si256((const __m256i *)(wq + g * P * 4));
-                const __m256i w1 = _mm256_loadu_si256((const __m256i *)(wq + g * P * 4 + 32));
-                if (type == GGTK_TENSOR_Q8_0) {
-                    s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(dot_q8(w0, a), ones));
-                    s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(dot_q8(w1, a), ones));
-                } else { /* nibbles: eight 16-bit pair sums of at most 3810 fit */
-                    s0 = _mm256_add_epi16(s0, _mm256_maddubs_epi16(w0, a));
-                    s1 = _mm256_add_epi16(s1, _mm256_maddubs_epi16(w1, a));
+                for (int g0 = s * groups; g0 < (s + 1) * groups; g0 += run) {
+                    __m256i p0 = _mm256_setzero_si256(), p1 = _mm256_setzero_si256();
+#pragma GCC unroll 8
+                    for (int g = g0; g < g0 + run; g++) {
+                        int32_t a4;
+                        memcpy(&a4, aq + (g * GQ + j) * 4, 4);
+                        const __m256i a = _mm256_set1_epi32(a4);
+                        const __m256i w0 = _mm256_loadu_si256((const __m256i *)(wq + g * P * 4));
+                        const __m256i w1 = _mm256_loadu_si256((const __m256i *)(wq + g * P * 4 + 32));
+                        if (signed_q8) {
+                            p0 = _mm256_add_epi32(p0, _mm256_madd_epi16(dot_q8(w0, a), ones));
+                            p1 = _mm256_add_epi32(p1, _mm256_madd_epi16(dot_q8(w1, a), ones));
+                        } else {
+                            p0 = _mm256_add_epi16(p0, _mm256_maddubs_epi16(w0, a));
+                            p1 = _mm256_add_epi16(p1, _mm256_maddubs_epi16(w1, a));
+                        }
+                    }
+                    if (!signed_q8) {
+                        p0 = _mm256_madd_epi16(p0, ones);
+                        p1 = _mm256_madd_epi16(p1, ones);
+                    }
+                    s0 = _mm256_add_epi32(s0, p0);
+                    s1 = _mm256_add_epi32(s1, p1);
                 }
-            }
-            if (type != GGTK_TENSOR_Q8_0) {
-                const __m256i start = type == GGTK_TENSOR_Q4_0 ? _mm256_set1_epi32(ac[j])
-                                                               : _mm256_setzero_si256();
-                s0 = _mm256_add_epi32(_mm256_madd_epi16(s0, ones), start);
-                s1 = _mm256_add_epi32(_mm256_madd_epi16(s1, ones), start);
-            }
-            const __m256 da = _mm256_set1_ps(ad[j]);
-            acc[j][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0), _mm256_mul_ps(d0, da), acc[j][0]);
-            acc[j][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s1), _mm256_mul_ps(d1, da), acc[j][1]);
-            if (type == GGTK_TENSOR_Q4_1) {
-                float s;
-                memcpy(&s, &ac[j], sizeof s);
-                const __m256 sa = _mm256_set1_ps(s);
-                acc[j][0] = _mm256_fmadd_ps(_mm256_loadu_ps(m + b * P), sa, acc[j][0]);
-                acc[j][1] = _mm256_fmadd_ps(_mm256_loadu_ps(m + b * P + 8), sa, acc[j][1]);
+                const __m256 da = _mm256_set1_ps(ad[j]);
+                acc[j][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0), _mm256_mul_ps(d0, da), acc[j][0]);
+                acc[j][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s1), _mm256_mul_ps(d1, da), acc[j][1]);
+                if (affine) {
+                    float sa;
+                    memcpy(&sa, &ac[s * GQ + j], sizeof sa);
+                    const __m256 vs = _mm256_set1_ps(sa);
+                    acc[j][0] = _mm256_fmadd_ps(_mm256_loadu_ps(ms), vs, acc[j][0]);
+                    acc[j][1] = _mm256_fmadd_ps(_mm256_loadu_ps(ms + 8), vs, acc[j][1]);
+                }
             }
         }
     }
@@ -100,17 +114,26 @@ static void store_tile(const float *tile, int g, int nr, float *dst, size_t dst_
     }
 }
 
-static void gemm_q_avx2(ggtk_tensor_type type, const uint8_t *qs, const float *d, const float *m,
-                        const uint8_t *act, int64_t n_blocks, int nr, float *dst,
+static void gemm_q_avx2(const mm_weight_format *f, const uint8_t *qs, const float *d,
+                        const float *m, const uint8_t *act, int64_t n_blocks, int nr, float *dst,
                         size_t dst_stride, int m_valid, mm_store store)
 {
     __m256 acc[GQ][2];
-    if (type == GGTK_TENSOR_Q8_0)
-        gemm_q_tile(GGTK_TENSOR_Q8_0, qs, d, m, act, n_blocks, acc);
-    else if (type == GGTK_TENSOR_Q4_0)
-        gemm_q_tile(GGTK_TENSOR_Q4_0, qs, d, m, act, n_blocks, acc);
+    /* One specialisation per (sub-blocks, affine, form, 16-bit run) the formats use. */
+    const int run = f->max_code <= 15 ? 8 : f->max_code <= 31 ? 4 : 2;
+    if (f->type == GGTK_TENSOR_Q8_0)
+        gemm_q_tile(qs, d, m, act, n_blocks, 1, 0, 1, 1, acc);
+    else if (f->subs == 1 && run == 8)
+        f->affine ? gemm_q_tile(qs, d, m, act, n_blocks, 1, 1, 0, 8, acc)
+                  : gemm_q_tile(qs, d, m, act, n_blocks, 1, 0, 0, 8, acc);
+    else if (f->subs == 1)
+        f->affine ? gemm_q_tile(qs, d, m, act, n_blocks, 1, 1, 0, 4, acc)
+                  : gemm_q_tile(qs, d, m, act, n_blocks, 1, 0, 0, 4, acc);
+    else if (run == 2)
+        gemm_q_tile(qs, d, m, act, n_blocks, 2, 0, 0, 2, acc);
     else
-        gemm_q_tile(GGTK_TENSOR_Q4_1, qs, d, m, act, n_blocks, acc);
+        f->affine ? gemm_q_tile(qs, d, m, act, n_blocks, 2, 1, 0, 4, acc)
+                  : gemm_q_tile(qs, d, m, act, n_blocks, 2, 0, 0, 4, acc);
     float tile[GQ * P];
 #pragma GCC unroll 8
     for (int j = 0; j < GQ; j++) {
