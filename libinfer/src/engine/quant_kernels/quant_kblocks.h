@@ -87,4 +87,24 @@ static inline void quant_kscale_min(const uint8_t *scales, int j, uint8_t *sc, u
     }
 }
 
+/* K-quant dequantizers, named <type>_to_float_<level>; n is a multiple of QUANT_KBLOCK. Q2_K,
+ * Q3_K and Q8_K have only the scalar kernel, which quant_table.c uses at every level. */
+#define QUANT_DECLARE_K_TO_FLOAT(level)                                                     \
+    void inf_q4_K_to_float_##level(const void *src, float *dst, int64_t n);                 \
+    void inf_q5_K_to_float_##level(const void *src, float *dst, int64_t n);                 \
+    void inf_q6_K_to_float_##level(const void *src, float *dst, int64_t n);
+
+void inf_q2_K_to_float_scalar(const void *src, float *dst, int64_t n);
+void inf_q3_K_to_float_scalar(const void *src, float *dst, int64_t n);
+void inf_q8_K_to_float_scalar(const void *src, float *dst, int64_t n);
+QUANT_DECLARE_K_TO_FLOAT(scalar)
+#if defined(__x86_64__)
+QUANT_DECLARE_K_TO_FLOAT(avx2)
+QUANT_DECLARE_K_TO_FLOAT(avx512)
+#endif
+#if defined(__ARM_NEON) && defined(__aarch64__)
+void inf_q4_K_to_float_neon(const void *src, float *dst, int64_t n);
+void inf_q6_K_to_float_neon(const void *src, float *dst, int64_t n);
+#endif
+
 #endif

@@ -1,10 +1,28 @@
 /* quant_table.c - one kernel table per SIMD level, indexed by tensor type, and the checked
  * public entry points that dispatch through the table of the active level. */
 #include "quant_internal.h"
+#include "quant_iqblocks.h"
+#include "quant_kblocks.h"
 
 #define KERNELS(type, to, from) [GGTK_TENSOR_##type] = {to, from}
+/* A type with both directions at `level`. */
 #define LEVEL_ROW(type, prefix, level)                                                      \
     KERNELS(type, inf_##prefix##_to_float_##level, inf_##prefix##_from_float_##level)
+/* A type read but not written: a dequantizer at `level`, no quantizer. */
+#define DEQUANT_ROW(type, prefix, level) KERNELS(type, inf_##prefix##_to_float_##level, NULL)
+
+/* Types with only a scalar dequantizer, the same kernel at every level. Their formats come from
+ * files written elsewhere; reading them is rare enough that SIMD would not pay. */
+#define DEQUANT_SCALAR_ROWS                                                                 \
+    DEQUANT_ROW(Q2_K, q2_K, scalar),       DEQUANT_ROW(Q3_K, q3_K, scalar),                 \
+    DEQUANT_ROW(Q8_K, q8_K, scalar),       DEQUANT_ROW(IQ1_S, iq1_s, scalar),               \
+    DEQUANT_ROW(IQ1_M, iq1_m, scalar),     DEQUANT_ROW(IQ2_XXS, iq2_xxs, scalar),           \
+    DEQUANT_ROW(IQ2_XS, iq2_xs, scalar),   DEQUANT_ROW(IQ2_S, iq2_s, scalar),               \
+    DEQUANT_ROW(IQ3_XXS, iq3_xxs, scalar), DEQUANT_ROW(IQ3_S, iq3_s, scalar),               \
+    DEQUANT_ROW(IQ4_NL, iq4_nl, scalar),   DEQUANT_ROW(IQ4_XS, iq4_xs, scalar),             \
+    DEQUANT_ROW(TQ1_0, tq1_0, scalar),     DEQUANT_ROW(TQ2_0, tq2_0, scalar),               \
+    DEQUANT_ROW(MXFP4, mxfp4, scalar),     DEQUANT_ROW(NVFP4, nvfp4, scalar),               \
+    DEQUANT_ROW(Q1_0, q1_0, scalar),       DEQUANT_ROW(Q2_0, q2_0, scalar)
 
 /* One table per level; every supported type has a kernel at every level. */
 #define LEVEL_TABLE(level)                                                                  \
@@ -14,6 +32,8 @@
         LEVEL_ROW(Q4_0, q4_0, level), LEVEL_ROW(Q4_1, q4_1, level),                         \
         LEVEL_ROW(Q5_0, q5_0, level), LEVEL_ROW(Q5_1, q5_1, level),                         \
         LEVEL_ROW(Q8_0, q8_0, level), LEVEL_ROW(Q8_1, q8_1, level),                         \
+        DEQUANT_ROW(Q4_K, q4_K, level), DEQUANT_ROW(Q5_K, q5_K, level),                     \
+        DEQUANT_ROW(Q6_K, q6_K, level), DEQUANT_SCALAR_ROWS,                                \
     }
 
 static const inf_quant_kernels scalar_kernels[GGTK_TENSOR_TYPE_COUNT] = LEVEL_TABLE(scalar);
@@ -31,6 +51,8 @@ static const inf_quant_kernels neon_kernels[GGTK_TENSOR_TYPE_COUNT] = {
     LEVEL_ROW(Q4_0, q4_0, neon),   LEVEL_ROW(Q4_1, q4_1, scalar),
     LEVEL_ROW(Q5_0, q5_0, scalar), LEVEL_ROW(Q5_1, q5_1, scalar),
     LEVEL_ROW(Q8_0, q8_0, neon),   LEVEL_ROW(Q8_1, q8_1, scalar),
+    DEQUANT_ROW(Q4_K, q4_K, scalar), DEQUANT_ROW(Q5_K, q5_K, scalar),
+    DEQUANT_ROW(Q6_K, q6_K, scalar), DEQUANT_SCALAR_ROWS,
 };
 #endif
 
