@@ -144,9 +144,9 @@ typedef struct mm_kernels {
  * kernels). Static storage. */
 const mm_kernels *mm_kernels_get(void);
 
-/* The activation codes of one block of 32 for MM_ACT_Q8_F32: d = amax / 127, q = round(x / d)
- * (0 where d is 0). A block holding NaN or +-Inf gets d = NaN and zero codes, so products with
- * it are NaN. */
+/* The activation codes of one block of 32 for MM_ACT_Q8_F32: d = amax / 127, q = x * 127 / amax
+ * rounded to nearest (ties to even); zero codes for blocks below 2^-100. A block holding NaN or
+ * +-Inf gets d = NaN and zero codes, so products with it are NaN. */
 void mm_quantize_act_q8_f32(const float x[MM_BLOCK], int8_t q[MM_BLOCK], float *d);
 
 /* Portable packers, used by the scalar level and as a fallback by the others. */

@@ -43,12 +43,14 @@ static void unpack_q4_1(const char *row, int64_t b, uint8_t u[MM_BLOCK], float *
     m[0] = inf_fp16_to_fp32(blk->m);
 }
 
+/* Q5_0/Q5_1: element e's low nibble as Q4's, its fifth bit bit e of qh. */
 static void q5_codes(const uint8_t *qs, const uint8_t qh_bytes[4], uint8_t u[MM_BLOCK])
 {
     uint32_t qh;
     memcpy(&qh, qh_bytes, sizeof qh);
+    nibbles(qs, u);
     for (int e = 0; e < MM_BLOCK; e++)
-        u[e] = (uint8_t)quant_q5_code(qs, qh, e);
+        u[e] = (uint8_t)(u[e] | (((qh >> e) & 1) << 4));
 }
 
 static void unpack_q5_0(const char *row, int64_t b, uint8_t u[MM_BLOCK], float *d, float *m)
@@ -81,8 +83,9 @@ static void unpack_q4_k(const char *row, int64_t b, uint8_t u[MM_BLOCK], float *
     const block_q4_K *blk = (const block_q4_K *)row + b / SUPER;
     const int j = (int)(b % SUPER);
     const uint8_t *qs = blk->qs + 32 * (j / 2);
+    const int shift = 4 * (j % 2);
     for (int e = 0; e < MM_BLOCK; e++)
-        u[e] = j % 2 ? qs[e] >> 4 : qs[e] & 0x0F;
+        u[e] = (qs[e] >> shift) & 0x0F;
     kscale_min(blk->scales, blk->d, blk->dmin, j, d, m);
 }
 
@@ -91,8 +94,9 @@ static void unpack_q5_k(const char *row, int64_t b, uint8_t u[MM_BLOCK], float *
     const block_q5_K *blk = (const block_q5_K *)row + b / SUPER;
     const int j = (int)(b % SUPER);
     const uint8_t *qs = blk->qs + 32 * (j / 2);
+    const int shift = 4 * (j % 2);
     for (int e = 0; e < MM_BLOCK; e++)
-        u[e] = (uint8_t)((j % 2 ? qs[e] >> 4 : qs[e] & 0x0F) | (((blk->qh[e] >> j) & 1) << 4));
+        u[e] = (uint8_t)(((qs[e] >> shift) & 0x0F) | (((blk->qh[e] >> j) & 1) << 4));
     kscale_min(blk->scales, blk->d, blk->dmin, j, d, m);
 }
 
@@ -103,10 +107,9 @@ static void unpack_q6_k(const char *row, int64_t b, uint8_t u[MM_BLOCK], float *
     const block_q6_K *blk = (const block_q6_K *)row + b / SUPER;
     const int j = (int)(b % SUPER), h = j / 4, s = j % 4;
     const uint8_t *ql = blk->ql + 64 * h + 32 * (s % 2), *qh = blk->qh + 32 * h;
-    for (int e = 0; e < MM_BLOCK; e++) {
-        const int low = s < 2 ? ql[e] & 0x0F : ql[e] >> 4;
-        u[e] = (uint8_t)(low | (((qh[e] >> (2 * s)) & 3) << 4));
-    }
+    const int shift = 4 * (s / 2);
+    for (int e = 0; e < MM_BLOCK; e++)
+        u[e] = (uint8_t)(((ql[e] >> shift) & 0x0F) | (((qh[e] >> (2 * s)) & 3) << 4));
     const float dd = inf_fp16_to_fp32(blk->d);
     for (int half = 0; half < 2; half++) {
         d[half] = dd * (float)blk->scales[8 * h + 2 * s + half];

@@ -63,16 +63,18 @@ void mm_quantize_act_q8_f32(const float x[MM_BLOCK], int8_t q[MM_BLOCK], float *
     float amax = 0.0f;
     bool finite = true;
     for (int e = 0; e < MM_BLOCK; e++) {
-        finite &= fabsf(x[e]) <= FLT_MAX;
-        amax = amax > fabsf(x[e]) ? amax : fabsf(x[e]);
+        const float ax = fabsf(x[e]);
+        finite &= ax <= FLT_MAX;
+        amax = ax > amax ? ax : amax;
     }
-    memset(q, 0, MM_BLOCK);
     *d = finite ? amax / 127.0f : NAN;
-    if (!finite || *d == 0.0f)
+    if (!finite || amax < 0x1p-100f) { /* tiny blocks (d not normal) are not worth codes */
+        memset(q, 0, MM_BLOCK);
         return;
-    for (int e = 0; e < MM_BLOCK; e++) {
-        /* x / d is within [-127, 127] up to rounding (and denormal scales' coarseness). */
-        const int32_t v = quant_round_i32(x[e] / *d);
-        q[e] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
     }
+    /* |x * 127 / amax| <= 127 up to one rounding; adding and removing 1.5 * 2^23 rounds to the
+     * nearest integer (ties to even) in any IEEE arithmetic, and vectorizes. */
+    const float id = 127.0f / amax, magic = 0x1.8p23f;
+    for (int e = 0; e < MM_BLOCK; e++)
+        q[e] = (int8_t)(int32_t)((x[e] * id + magic) - magic);
 }
