@@ -99,7 +99,8 @@ static double exact_row_product(const mm_weight_format *f, const char *wrow, con
     for (int64_t b = 0; b < nb; b++) {
         uint8_t u[MM_BLOCK];
         float ws[2], wm[2];
-        f->unpack(wrow, b, u, ws, wm);
+        f->codes(wrow, b, u);
+        f->scales(wrow, b, ws, wm);
         for (int sub = 0; sub < f->subs; sub++) {
             const int size = MM_BLOCK / f->subs;
             int64_t isum = 0, qsum = 0;
@@ -252,7 +253,8 @@ TEST(test_mul_mat_formats_decode_as_the_dequantizers)
         for (int64_t b = 0; b < 1024 / MM_BLOCK; b++) {
             uint8_t u[MM_BLOCK];
             float d[2], m[2];
-            f->unpack(w->data, b, u, d, m);
+            f->codes(w->data, b, u);
+            f->scales(w->data, b, d, m);
             for (int e = 0; e < MM_BLOCK; e++) {
                 const int sub = e / (MM_BLOCK / f->subs);
                 CHECK_MSG(u[e] <= f->max_code, "%s: code %d above %d", ggtk_tensor_type_info_get(f->type)->name,

@@ -73,9 +73,11 @@ typedef enum mm_act_kind {
     MM_ACT_Q8_F32, /* codes round(a * 127 / amax), float scale amax / 127, exact float s */
 } mm_act_kind;
 
-/* The 32 codes of block b (0-based, in blocks of 32 columns) of a weight row starting at `row`,
- * with the scale and minimum of each of its sub-blocks (d[0..subs), m[0..subs)). */
-typedef void (*mm_unpack_fn)(const char *row, int64_t b, uint8_t u[MM_BLOCK], float *d, float *m);
+/* The 32 unsigned codes of block b (0-based, in blocks of 32 columns) of a weight row starting
+ * at `row`. */
+typedef void (*mm_codes_fn)(const char *row, int64_t b, uint8_t u[MM_BLOCK]);
+/* The scale and minimum of each sub-block of that block (d[0..subs), m[0..subs)). */
+typedef void (*mm_scales_fn)(const char *row, int64_t b, float *d, float *m);
 
 /* One row per quantized weight type the integer path multiplies. */
 typedef struct mm_weight_format {
@@ -85,7 +87,8 @@ typedef struct mm_weight_format {
     int offset;        /* symmetric types' code offset */
     int max_code;      /* largest u (bounds the 16-bit pair sums of AVX2's vpmaddubsw) */
     mm_act_kind act;
-    mm_unpack_fn unpack;
+    mm_codes_fn codes;
+    mm_scales_fn scales;
 } mm_weight_format;
 
 /* The integer-path format of a weight type, or NULL for types that take the float path. */
@@ -161,6 +164,14 @@ void mm_pack_act_f_generic(const float *const *rows, int g, int64_t K, float *gr
 #define MM_DEQUANT_MAX 2048
 void mm_pack_f_dequantized(ggtk_tensor_type type, const char *w, size_t row_stride, int rows,
                            int64_t K, int p, float *panel);
+
+#if defined(__x86_64__)
+/* The AVX2 packer (p a multiple of 8; Q8_0's codes signed when `signed_q8`), also used by the
+ * AVX-512 level for the types it does not gather. */
+void mm_pack_q_x86(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
+                   int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m,
+                   bool signed_q8);
+#endif
 
 extern const mm_kernels mm_kernels_scalar;
 #if defined(__x86_64__)

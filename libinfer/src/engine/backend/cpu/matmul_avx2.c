@@ -10,18 +10,152 @@
 #include <string.h>
 
 #include "matmul.h"
+#include "engine/quant_kernels/quant_internal.h"
+#include "engine/quant_kernels/quant_kblocks.h"
 
 enum { P = 16, GQ = 4, GF = 6 };
+
+/* ----------------------------------------------------------------------------------------------
+ * Packing: each row's 32 codes of a block are expanded in one register, and eight rows at a time
+ * are transposed by 4-byte groups into the panel layout.
+ * -------------------------------------------------------------------------------------------- */
+
+/* Byte e (0..31) of the result: `value` where bit e of `bits` is set, else 0. */
+static inline __m256i bits_to_bytes(uint32_t bits, uint8_t value)
+{
+    const __m256i pick = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                          2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+    const __m256i v = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32((int)bits), pick), bit);
+    return _mm256_and_si256(_mm256_cmpeq_epi8(v, bit), _mm256_set1_epi8((char)value));
+}
+
+/* The low `mask` bits of each byte of 32 bytes at p shifted right by `shift` (shift + bits of
+ * mask <= 8, so 16-bit shifts never mix neighbouring bytes into the kept bits). */
+static inline __m256i field(const uint8_t *p, int shift, uint8_t mask)
+{
+    const __m256i v = _mm256_loadu_si256((const __m256i *)p);
+    return _mm256_and_si256(_mm256_srl_epi16(v, _mm_cvtsi32_si128(shift)), _mm256_set1_epi8((char)mask));
+}
+
+/* 16 bytes of nibbles: low nibbles are elements 0..15, high nibbles 16..31. */
+static inline __m256i nibbles(const uint8_t *qs)
+{
+    const __m128i v = _mm_loadu_si128((const __m128i *)qs), low = _mm_set1_epi8(0x0F);
+    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(v, 4), low), _mm_and_si128(v, low));
+}
+
+static inline uint32_t load_u32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* The 32 codes of block b of a row (as mm_codes_fn; Q8_0 signed when `signed_q8`). */
+static inline __m256i block_codes(const mm_weight_format *f, const char *row, int64_t b, bool signed_q8)
+{
+    const int j = (int)(b % (QUANT_KBLOCK / MM_BLOCK));
+    const int64_t sb = b / (QUANT_KBLOCK / MM_BLOCK);
+    switch (f->type) {
+    case GGTK_TENSOR_Q8_0: {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)((const block_q8_0 *)row + b)->qs);
+        return signed_q8 ? v : _mm256_xor_si256(v, _mm256_set1_epi8((char)0x80));
+    }
+    case GGTK_TENSOR_Q4_0:
+        return nibbles(((const block_q4_0 *)row + b)->qs);
+    case GGTK_TENSOR_Q4_1:
+        return nibbles(((const block_q4_1 *)row + b)->qs);
+    case GGTK_TENSOR_Q5_0: {
+        const block_q5_0 *blk = (const block_q5_0 *)row + b;
+        return _mm256_or_si256(nibbles(blk->qs), bits_to_bytes(load_u32(blk->qh), 16));
+    }
+    case GGTK_TENSOR_Q5_1: {
+        const block_q5_1 *blk = (const block_q5_1 *)row + b;
+        return _mm256_or_si256(nibbles(blk->qs), bits_to_bytes(load_u32(blk->qh), 16));
+    }
+    case GGTK_TENSOR_Q4_K:
+        return field(((const block_q4_K *)row + sb)->qs + 32 * (j / 2), 4 * (j % 2), 0x0F);
+    case GGTK_TENSOR_Q5_K: {
+        const block_q5_K *blk = (const block_q5_K *)row + sb;
+        return _mm256_or_si256(field(blk->qs + 32 * (j / 2), 4 * (j % 2), 0x0F),
+                               _mm256_slli_epi16(field(blk->qh, j, 1), 4));
+    }
+    case GGTK_TENSOR_Q6_K: {
+        const block_q6_K *blk = (const block_q6_K *)row + sb;
+        const int h = j / 4, s = j % 4;
+        return _mm256_or_si256(field(blk->ql + 64 * h + 32 * (s % 2), 4 * (s / 2), 0x0F),
+                               _mm256_slli_epi16(field(blk->qh + 32 * h, 2 * s, 3), 4));
+    }
+    case GGTK_TENSOR_Q3_K: {
+        const block_q3_K *blk = (const block_q3_K *)row + sb;
+        return _mm256_or_si256(field(blk->qs + 32 * (j / 4), 2 * (j % 4), 3),
+                               _mm256_slli_epi16(field(blk->hmask, j, 1), 2));
+    }
+    case GGTK_TENSOR_Q2_K:
+        return field(((const block_q2_K *)row + sb)->qs + 32 * (j / 4), 2 * (j % 4), 3);
+    default: {
+        uint8_t u[MM_BLOCK];
+        f->codes(row, b, u);
+        return _mm256_loadu_si256((const __m256i *)u);
+    }
+    }
+}
+
+/* Store eight rows' codes r[0..7] (4-byte groups g = 0..7 in each) as groups of 8 rows at
+ * out + g * p * 4. */
+static inline void store_transposed(__m256i r[8], uint8_t *out, int p)
+{
+    __m256i t[8], s[8];
+    for (int i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 2; i++) {
+        s[4 * i] = _mm256_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+        s[4 * i + 1] = _mm256_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+        s[4 * i + 2] = _mm256_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        s[4 * i + 3] = _mm256_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    /* s[c] (rows 0..3) and s[4 + c] (rows 4..7) hold groups c and c + 4 in their two halves. */
+    for (int c = 0; c < 4; c++) {
+        _mm256_storeu_si256((__m256i *)(out + (size_t)c * p * 4), _mm256_permute2x128_si256(s[c], s[4 + c], 0x20));
+        _mm256_storeu_si256((__m256i *)(out + (size_t)(c + 4) * p * 4),
+                            _mm256_permute2x128_si256(s[c], s[4 + c], 0x31));
+    }
+}
+
+void mm_pack_q_x86(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
+                   int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m,
+                   bool signed_q8)
+{
+    const int subs = f->subs;
+    for (int64_t b = 0; b < n_blocks; b++) {
+        uint8_t *out = qs + (size_t)b * (size_t)p * MM_BLOCK;
+        for (int i0 = 0; i0 < p; i0 += 8) {
+            __m256i r[8];
+            for (int i = 0; i < 8; i++) {
+                const char *row = w + (size_t)(i0 + i) * row_stride;
+                float scale[2] = {0.0f, 0.0f}, min[2] = {0.0f, 0.0f};
+                r[i] = _mm256_setzero_si256();
+                if (i0 + i < rows) {
+                    r[i] = block_codes(f, row, b0 + b, signed_q8);
+                    f->scales(row, b0 + b, scale, min);
+                }
+                for (int s = 0; s < subs; s++) {
+                    d[(b * subs + s) * p + i0 + i] = scale[s];
+                    m[(b * subs + s) * p + i0 + i] = min[s];
+                }
+            }
+            store_transposed(r, out + (size_t)i0 * 4, p);
+        }
+    }
+}
 
 static void pack_q_avx2(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
                         int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m)
 {
-    mm_pack_q_generic(f, w, row_stride, rows, b0, n_blocks, p, qs, d, m);
-    if (f->type != GGTK_TENSOR_Q8_0)
-        return;
-    const size_t n = (size_t)n_blocks * (size_t)p * MM_BLOCK;
-    for (size_t i = 0; i < n; i++)
-        qs[i] ^= 0x80; /* back to the signed codes */
+    mm_pack_q_x86(f, w, row_stride, rows, b0, n_blocks, p, qs, d, m, true);
 }
 
 /* Integer dot products of one 4-byte group of 16 weight rows with one activation row. */

@@ -26,7 +26,7 @@ static __mmask16 row_mask(int rows, int half)
     return n >= 16 ? (__mmask16)0xFFFF : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1);
 }
 
-/* Q8_0, Q4_0 and Q4_1 panels are gathered 16 rows at a time; the other types use the portable
+/* Q8_0, Q4_0 and Q4_1 panels are gathered 16 rows at a time; the other types use the AVX2
  * packer. */
 static void pack_q_avx512(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
                           int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m)
@@ -34,7 +34,7 @@ static void pack_q_avx512(const mm_weight_format *f, const char *w, size_t row_s
     const ggtk_tensor_type type = f->type;
     if (p != P || (uint64_t)row_stride * P > INT32_MAX ||
         (type != GGTK_TENSOR_Q8_0 && type != GGTK_TENSOR_Q4_0 && type != GGTK_TENSOR_Q4_1)) {
-        mm_pack_q_generic(f, w, row_stride, rows, b0, n_blocks, p, qs, d, m);
+        mm_pack_q_x86(f, w, row_stride, rows, b0, n_blocks, p, qs, d, m, false);
         return;
     }
     const size_t bytes = type == GGTK_TENSOR_Q8_0   ? sizeof(block_q8_0)

@@ -17,8 +17,10 @@ void mm_pack_q_generic(const mm_weight_format *f, const char *w, size_t row_stri
         for (int i = 0; i < p; i++) {
             uint8_t u[MM_BLOCK] = {0};
             float scale[2] = {0.0f, 0.0f}, min[2] = {0.0f, 0.0f};
-            if (i < rows)
-                f->unpack(w + (size_t)i * row_stride, b0 + b, u, scale, min);
+            if (i < rows) {
+                f->codes(w + (size_t)i * row_stride, b0 + b, u);
+                f->scales(w + (size_t)i * row_stride, b0 + b, scale, min);
+            }
             for (int g = 0; g < MM_BLOCK / 4; g++)
                 memcpy(out + ((size_t)g * p + i) * 4, u + 4 * g, 4);
             for (int s = 0; s < subs; s++) {
