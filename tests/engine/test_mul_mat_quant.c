@@ -280,6 +280,14 @@ TEST(test_mul_mat_activation_blocks_round_to_nearest_and_carry_nan)
         for (int e = 0; e < MM_BLOCK; e++)
             x[e] = rng_uniform(&rng, -1, 1) * scale;
         mm_quantize_act_q8_f32(x, q, &d);
+#if defined(__x86_64__)
+        if (inf_simd_detect() >= INF_SIMD_AVX2) { /* the SIMD quantizer agrees bit for bit */
+            int8_t q2[MM_BLOCK];
+            float d2;
+            mm_quantize_act_x86(x, MM_BLOCK, q2, &d2);
+            CHECK(memcmp(q, q2, sizeof q2) == 0 && memcmp(&d, &d2, sizeof d) == 0);
+        }
+#endif
         for (int e = 0; e < MM_BLOCK; e++) {
             CHECK(q[e] >= -127 && q[e] <= 127);
             /* Within half a step (and a relative 2^-20 for the roundings of x * 127 / amax); blocks

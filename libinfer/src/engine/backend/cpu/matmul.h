@@ -125,6 +125,10 @@ typedef void (*mm_pack_act_f_fn)(const float *const *rows, int g, int64_t K, flo
 typedef void (*mm_gemm_f_fn)(const float *panel, const float *act, int64_t K, int nr, float *dst,
                              size_t dst_stride, int m_valid, mm_store store);
 
+/* Quantize a row of n activations (n a multiple of 32) for MM_ACT_Q8_F32 weights: codes q[n],
+ * block scales d[n / 32], as mm_quantize_act_q8_f32 block by block (bit for bit). */
+typedef void (*mm_quantize_act_fn)(const float *x, int64_t n, int8_t *q, float *d);
+
 /* One level's kernels and the tile geometry they were written for. */
 typedef struct mm_kernels {
     const char *name;
@@ -136,6 +140,7 @@ typedef struct mm_kernels {
      * partial sums accumulate in dst. */
     int q_chunk_blocks; /* blocks of 32 per chunk, quantized path */
     int f_chunk;        /* elements per chunk, float path */
+    mm_quantize_act_fn quantize_act;
     mm_pack_q_fn pack_q;
     mm_gemm_q_fn gemm_q;
     mm_pack_f_fn pack_f;
@@ -151,6 +156,8 @@ const mm_kernels *mm_kernels_get(void);
  * rounded to nearest (ties to even); zero codes for blocks below 2^-100. A block holding NaN or
  * +-Inf gets d = NaN and zero codes, so products with it are NaN. */
 void mm_quantize_act_q8_f32(const float x[MM_BLOCK], int8_t q[MM_BLOCK], float *d);
+/* That, for a row (the scalar level's mm_quantize_act_fn). */
+void mm_quantize_act_generic(const float *x, int64_t n, int8_t *q, float *d);
 
 /* Portable packers, used by the scalar level and as a fallback by the others. */
 void mm_pack_q_generic(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
@@ -171,6 +178,8 @@ void mm_pack_f_dequantized(ggtk_tensor_type type, const char *w, size_t row_stri
 void mm_pack_q_x86(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
                    int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m,
                    bool signed_q8);
+/* The AVX2 activation quantizer (mm_quantize_act_fn), also the AVX-512 level's. */
+void mm_quantize_act_x86(const float *x, int64_t n, int8_t *q, float *d);
 #endif
 
 extern const mm_kernels mm_kernels_scalar;

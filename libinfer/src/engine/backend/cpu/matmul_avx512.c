@@ -327,6 +327,7 @@ const mm_kernels mm_kernels_avx512 = {
     .f_group = GF,
     .q_chunk_blocks = 24, /* 27 KiB of panel */
     .f_chunk = 640,       /* 80 KiB of panel */
+    .quantize_act = mm_quantize_act_x86,
     .pack_q = pack_q_avx512,
     .gemm_q = gemm_q_avx512,
     .pack_f = pack_f_avx512,

@@ -80,3 +80,9 @@ void mm_quantize_act_q8_f32(const float x[MM_BLOCK], int8_t q[MM_BLOCK], float *
     for (int e = 0; e < MM_BLOCK; e++)
         q[e] = (int8_t)(int32_t)((x[e] * id + magic) - magic);
 }
+
+void mm_quantize_act_generic(const float *x, int64_t n, int8_t *q, float *d)
+{
+    for (int64_t b = 0; b < n / MM_BLOCK; b++)
+        mm_quantize_act_q8_f32(x + b * MM_BLOCK, q + b * MM_BLOCK, &d[b]);
+}

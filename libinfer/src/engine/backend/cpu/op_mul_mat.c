@@ -119,9 +119,14 @@ static void pack_quantized_row(const mm_plan *plan, const float *row, void *scra
 {
     const mm_weight_format *f = plan->format;
     const int G = plan->G, subs = f->subs, sub_size = MM_BLOCK / subs;
+    /* Q8_F32 codes then scales in scratch (36 bytes per block, as a Q8_1 block). */
+    int8_t *f32_codes = scratch;
+    float *f32_scales = (float *)((char *)scratch + plan->K);
     if (row && f->act != MM_ACT_Q8_F32)
         inf_quantize_row(f->act == MM_ACT_Q8_1 ? GGTK_TENSOR_Q8_1 : GGTK_TENSOR_Q8_0, row, scratch,
                          plan->K);
+    else if (row)
+        plan->kernels->quantize_act(row, plan->K, f32_codes, f32_scales);
     for (int64_t b = 0; b < plan->n_blocks; b++) {
         uint8_t *blk = group + (size_t)b * mm_act_block_bytes(G, subs);
         int8_t qs[MM_BLOCK] = {0};
@@ -136,7 +141,8 @@ static void pack_quantized_row(const mm_plan *plan, const float *row, void *scra
             memcpy(qs, q->qs, sizeof qs);
             d = inf_fp16_to_fp32(q->d);
         } else if (row) {
-            mm_quantize_act_q8_f32(row + b * MM_BLOCK, qs, &d);
+            memcpy(qs, f32_codes + b * MM_BLOCK, sizeof qs);
+            d = f32_scales[b];
         }
         for (int g = 0; g < MM_BLOCK / 4; g++)
             memcpy(blk + ((size_t)g * G + j) * 4, qs + 4 * g, 4);
