@@ -18,8 +18,8 @@
  * start that sum at -offset * sum(a) (an activation-side integer, so the integer part is the
  * exact dot product of the signed codes), affine ones add m * s with s = d_a * sum(a) as a float.
  * Each sub-block's float work is, in this order at every level, acc = fma(isum, d * d_a, acc)
- * and for affine types acc = fma(m, s, acc): levels that cut the reduction into the same chunks
- * give identical bits. (A level may keep its own weight byte form: the packed panel is private
+ * and for affine types acc = fma(m, s, acc), and all levels cut the reduction into the same chunks
+ * (MM_Q_CHUNK_BLOCKS): every level gives identical bits. (A level may keep its own weight byte form: the packed panel is private
  * to that level's pack and gemm pair; AVX2 keeps Q8_0 signed.)
  *
  * K types have 256-element super-blocks; Q4_K/Q5_K's 32-element sub-blocks are one block each,
@@ -57,6 +57,12 @@
 #include <ggtk/gguf.h>
 
 #define MM_BLOCK 32
+
+/* The integer path cuts the reduction into equal chunks of at most this many blocks, so that a
+ * panel's chunk stays in L1 (27 KiB at 32 rows, 36 KiB with two sub-blocks) and all activation
+ * groups' chunks in L2; partial sums accumulate in dst. Every level uses the same chunks, so
+ * every level's integer-path products are the same floats bit for bit (see below). */
+#define MM_Q_CHUNK_BLOCKS 24
 
 /* How a kernel writes its tile into dst. */
 typedef enum mm_store {
@@ -135,11 +141,9 @@ typedef struct mm_kernels {
     int panel_rows;   /* P for both paths */
     int q_group;      /* G of quantized activation groups */
     int f_group;      /* G of float activation groups */
-    /* The reduction dimension is cut into equal chunks of at most these sizes, so that a panel's
-     * chunk stays in L1 (quantized) or L2 (float) and all activation groups' chunks in L2;
-     * partial sums accumulate in dst. */
-    int q_chunk_blocks; /* blocks of 32 per chunk, quantized path */
-    int f_chunk;        /* elements per chunk, float path */
+    /* The float path's reduction is cut into equal chunks of at most f_chunk elements, so that
+     * a panel's chunk stays in L2; partial sums accumulate in dst. */
+    int f_chunk;
     mm_quantize_act_fn quantize_act;
     mm_pack_q_fn pack_q;
     mm_gemm_q_fn gemm_q;

@@ -341,7 +341,6 @@ const mm_kernels mm_kernels_avx2 = {
     .panel_rows = P,
     .q_group = GQ,
     .f_group = GF,
-    .q_chunk_blocks = 48, /* 27 KiB of panel */
     .f_chunk = 1280,      /* 80 KiB of panel */
     .quantize_act = mm_quantize_act_x86,
     .pack_q = pack_q_avx2,

@@ -325,7 +325,6 @@ const mm_kernels mm_kernels_avx512 = {
     .panel_rows = P,
     .q_group = GQ,
     .f_group = GF,
-    .q_chunk_blocks = 24, /* 27 KiB of panel */
     .f_chunk = 640,       /* 80 KiB of panel */
     .quantize_act = mm_quantize_act_x86,
     .pack_q = pack_q_avx512,

@@ -72,7 +72,6 @@ const mm_kernels mm_kernels_scalar = {
     .panel_rows = SCALAR_P,
     .q_group = SCALAR_GQ,
     .f_group = SCALAR_GF,
-    .q_chunk_blocks = 16,
     .f_chunk = 256,
     .quantize_act = mm_quantize_act_generic,
     .pack_q = mm_pack_q_generic,

@@ -60,7 +60,7 @@ static void make_plan(const inf_tensor *node, mm_plan *plan)
     plan->groups = (plan->N + plan->G - 1) / plan->G;
     if (plan->quantized) {
         plan->unit = MM_BLOCK;
-        plan->chunk = chunk_steps(plan->n_blocks, k->q_chunk_blocks);
+        plan->chunk = chunk_steps(plan->n_blocks, MM_Q_CHUNK_BLOCKS);
         plan->group_bytes = (size_t)plan->n_blocks * mm_act_block_bytes(plan->G, plan->subs);
         plan->panel_bytes = (size_t)plan->chunk * plan->P *
                             (MM_BLOCK + 2 * (size_t)plan->subs * sizeof(float));
