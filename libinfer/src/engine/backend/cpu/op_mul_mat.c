@@ -112,51 +112,67 @@ static const float *activation_row(const inf_tensor *x, int64_t batch, int64_t n
     return scratch;
 }
 
+/* Sum of n activation codes. */
+static inline int32_t code_sum(const int8_t *q, int n)
+{
+    int32_t sum = 0;
+    for (int e = 0; e < n; e++)
+        sum += q[e];
+    return sum;
+}
+
+/* Scatter one row's block (codes, scale, sub-block sums) into slot j of its packed group block. */
+static inline void put_act_block(const mm_weight_format *f, int G, const int8_t *qs, float d,
+                                 float q81_s, uint8_t *blk, int j)
+{
+    for (int g = 0; g < MM_BLOCK / 4; g++)
+        memcpy(blk + ((size_t)g * G + j) * 4, qs + 4 * g, 4);
+    float *dslot = (float *)(blk + (size_t)G * MM_BLOCK);
+    dslot[j] = d;
+    char *words = (char *)(dslot + G);
+    const int size = MM_BLOCK / f->subs;
+    for (int sub = 0; sub < f->subs; sub++) {
+        const int32_t sum = size == MM_BLOCK ? code_sum(qs, MM_BLOCK) : code_sum(qs + sub * size, size);
+        /* Q8_1 carries its own (fp16-rounded) s, as llama.cpp's; otherwise d * sum. */
+        const float s = f->act == MM_ACT_Q8_1 ? q81_s : d * (float)sum;
+        const int32_t start = -f->offset * sum;
+        memcpy(words + 4 * ((size_t)sub * G + j), f->affine ? (const void *)&s : (const void *)&start, 4);
+    }
+}
+
 /* Quantize one activation row as the weight format says and scatter it into slot j of its group
  * (NULL row: zeros). */
 static void pack_quantized_row(const mm_plan *plan, const float *row, void *scratch,
                                uint8_t *group, int j)
 {
     const mm_weight_format *f = plan->format;
-    const int G = plan->G, subs = f->subs, sub_size = MM_BLOCK / subs;
-    /* Q8_F32 codes then scales in scratch (36 bytes per block, as a Q8_1 block). */
-    int8_t *f32_codes = scratch;
-    float *f32_scales = (float *)((char *)scratch + plan->K);
-    if (row && f->act != MM_ACT_Q8_F32)
-        inf_quantize_row(f->act == MM_ACT_Q8_1 ? GGTK_TENSOR_Q8_1 : GGTK_TENSOR_Q8_0, row, scratch,
-                         plan->K);
-    else if (row)
-        plan->kernels->quantize_act(row, plan->K, f32_codes, f32_scales);
-    for (int64_t b = 0; b < plan->n_blocks; b++) {
-        uint8_t *blk = group + (size_t)b * mm_act_block_bytes(G, subs);
-        int8_t qs[MM_BLOCK] = {0};
-        float d = 0.0f, s = 0.0f;
-        if (row && f->act == MM_ACT_Q8_1) {
+    const int G = plan->G;
+    const size_t block_bytes = mm_act_block_bytes(G, f->subs);
+    if (!row) {
+        const int8_t zeros[MM_BLOCK] = {0};
+        for (int64_t b = 0; b < plan->n_blocks; b++)
+            put_act_block(f, G, zeros, 0.0f, 0.0f, group + (size_t)b * block_bytes, j);
+        return;
+    }
+    if (f->act == MM_ACT_Q8_F32) {
+        /* codes, then scales, in scratch (36 bytes per block, as a Q8_1 block) */
+        int8_t *codes = scratch;
+        float *scales = (float *)((char *)scratch + plan->K);
+        plan->kernels->quantize_act(row, plan->K, codes, scales);
+        for (int64_t b = 0; b < plan->n_blocks; b++)
+            put_act_block(f, G, codes + b * MM_BLOCK, scales[b], 0.0f, group + (size_t)b * block_bytes, j);
+    } else if (f->act == MM_ACT_Q8_1) {
+        inf_quantize_row(GGTK_TENSOR_Q8_1, row, scratch, plan->K);
+        for (int64_t b = 0; b < plan->n_blocks; b++) {
             const block_q8_1 *q = (const block_q8_1 *)scratch + b;
-            memcpy(qs, q->qs, sizeof qs);
-            d = inf_fp16_to_fp32(q->d);
-            s = inf_fp16_to_fp32(q->s);
-        } else if (row && f->act == MM_ACT_Q8_0) {
-            const block_q8_0 *q = (const block_q8_0 *)scratch + b;
-            memcpy(qs, q->qs, sizeof qs);
-            d = inf_fp16_to_fp32(q->d);
-        } else if (row) {
-            memcpy(qs, f32_codes + b * MM_BLOCK, sizeof qs);
-            d = f32_scales[b];
+            put_act_block(f, G, q->qs, quant_fp16_to_fp32(q->d), quant_fp16_to_fp32(q->s),
+                          group + (size_t)b * block_bytes, j);
         }
-        for (int g = 0; g < MM_BLOCK / 4; g++)
-            memcpy(blk + ((size_t)g * G + j) * 4, qs + 4 * g, 4);
-        float *dslot = (float *)(blk + (size_t)G * MM_BLOCK);
-        dslot[j] = d;
-        char *words = (char *)(dslot + G);
-        for (int sub = 0; sub < subs; sub++) {
-            int32_t sum = 0;
-            for (int e = sub * sub_size; e < (sub + 1) * sub_size; e++)
-                sum += qs[e];
-            /* Q8_1 carries its own (fp16-rounded) s, as llama.cpp's; otherwise d * sum. */
-            const float sf = f->act == MM_ACT_Q8_1 ? s : d * (float)sum;
-            const int32_t start = -f->offset * sum;
-            memcpy(words + 4 * ((size_t)sub * G + j), f->affine ? (const void *)&sf : (const void *)&start, 4);
+    } else {
+        inf_quantize_row(GGTK_TENSOR_Q8_0, row, scratch, plan->K);
+        for (int64_t b = 0; b < plan->n_blocks; b++) {
+            const block_q8_0 *q = (const block_q8_0 *)scratch + b;
+            put_act_block(f, G, q->qs, quant_fp16_to_fp32(q->d), 0.0f, group + (size_t)b * block_bytes, j);
         }
     }
 }
