@@ -267,74 +267,56 @@ static inline __attribute__((always_inline)) void gemm_q_tile(const uint8_t *qs,
     }
 }
 
-/* The same tile with the loops the other way round, for formats whose whole sub-block fits the
- * 16-bit sums (4-bit and smaller codes) and for Q8_0: each 4-byte group's weights are loaded
- * (and for Q8_0 made absolute) once for all GQ activation rows, the integer sums of every row
- * stay in registers and the float accumulators wait in memory until the sub-block ends. Same
- * integer sums and float operations as gemm_q_tile. */
-static inline __attribute__((always_inline)) void gemm_q_tile_shared(const uint8_t *qs, const float *d,
-                                                                     const float *m, const uint8_t *act,
-                                                                     int64_t n_blocks, int subs, int affine,
-                                                                     int signed_q8, float acc[GQ][P])
+/* The tile for formats with one sub-block per block whose codes fit 16-bit sums over a whole
+ * block (4-bit codes: eight group results of at most 3810) and for Q8_0: the same integer sums
+ * and float operations as gemm_q_tile, in the loop shape the compiler schedules best. */
+static inline __attribute__((always_inline)) void gemm_q_tile_block(const uint8_t *qs, const float *d,
+                                                                    const float *m, const uint8_t *act,
+                                                                    int64_t n_blocks, int affine,
+                                                                    int signed_q8, __m256 acc[GQ][2])
 {
     const __m256i ones = _mm256_set1_epi16(1);
-    const int groups = 8 / subs;
-    memset(acc, 0, sizeof(float) * GQ * P);
+#pragma GCC unroll 8
+    for (int j = 0; j < GQ; j++)
+        acc[j][0] = acc[j][1] = _mm256_setzero_ps();
     for (int64_t b = 0; b < n_blocks; b++) {
         const uint8_t *wq = qs + (size_t)b * P * MM_BLOCK;
-        const uint8_t *aq = act + (size_t)b * mm_act_block_bytes(GQ, subs);
+        const uint8_t *aq = act + (size_t)b * mm_act_block_bytes(GQ, 1);
         const float *ad = (const float *)(aq + GQ * MM_BLOCK);
         const int32_t *ac = (const int32_t *)(ad + GQ);
-#pragma GCC unroll 2
-        for (int s = 0; s < subs; s++) {
-            __m256i sum[GQ][2];
+        const __m256 d0 = _mm256_loadu_ps(d + b * P), d1 = _mm256_loadu_ps(d + b * P + 8);
 #pragma GCC unroll 8
-            for (int j = 0; j < GQ; j++)
-                sum[j][0] = sum[j][1] = _mm256_setzero_si256();
+        for (int j = 0; j < GQ; j++) {
+            __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
 #pragma GCC unroll 8
-            for (int g = s * groups; g < (s + 1) * groups; g++) {
-                __m256i w0 = _mm256_loadu_si256((const __m256i *)(wq + g * P * 4));
-                __m256i w1 = _mm256_loadu_si256((const __m256i *)(wq + g * P * 4 + 32));
-                const __m256i aw0 = signed_q8 ? _mm256_sign_epi8(w0, w0) : w0;
-                const __m256i aw1 = signed_q8 ? _mm256_sign_epi8(w1, w1) : w1;
-#pragma GCC unroll 8
-                for (int j = 0; j < GQ; j++) {
-                    int32_t a4;
-                    memcpy(&a4, aq + (g * GQ + j) * 4, 4);
-                    const __m256i a = _mm256_set1_epi32(a4);
-                    if (signed_q8) { /* pair sums up to 2 * 128 * 127: widen each group */
-                        sum[j][0] = _mm256_add_epi32(sum[j][0], _mm256_madd_epi16(
-                                        _mm256_maddubs_epi16(aw0, _mm256_sign_epi8(a, w0)), ones));
-                        sum[j][1] = _mm256_add_epi32(sum[j][1], _mm256_madd_epi16(
-                                        _mm256_maddubs_epi16(aw1, _mm256_sign_epi8(a, w1)), ones));
-                    } else { /* 16-bit pair sums of the whole sub-block fit */
-                        sum[j][0] = _mm256_add_epi16(sum[j][0], _mm256_maddubs_epi16(aw0, a));
-                        sum[j][1] = _mm256_add_epi16(sum[j][1], _mm256_maddubs_epi16(aw1, a));
-                    }
+            for (int g = 0; g < 8; g++) {
+                int32_t a4;
+                memcpy(&a4, aq + (g * GQ + j) * 4, 4);
+                const __m256i a = _mm256_set1_epi32(a4);
+                const __m256i w0 = _mm256_loadu_si256((const __m256i *)(wq + g * P * 4));
+                const __m256i w1 = _mm256_loadu_si256((const __m256i *)(wq + g * P * 4 + 32));
+                if (signed_q8) {
+                    s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(dot_q8(w0, a), ones));
+                    s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(dot_q8(w1, a), ones));
+                } else {
+                    s0 = _mm256_add_epi16(s0, _mm256_maddubs_epi16(w0, a));
+                    s1 = _mm256_add_epi16(s1, _mm256_maddubs_epi16(w1, a));
                 }
             }
-            const float *ds = d + (b * subs + s) * P, *ms = m + (b * subs + s) * P;
-            const __m256 d0 = _mm256_loadu_ps(ds), d1 = _mm256_loadu_ps(ds + 8);
-#pragma GCC unroll 8
-            for (int j = 0; j < GQ; j++) {
-                __m256i s0 = sum[j][0], s1 = sum[j][1];
-                if (!signed_q8) {
-                    const __m256i start = affine ? _mm256_setzero_si256() : _mm256_set1_epi32(ac[s * GQ + j]);
-                    s0 = _mm256_add_epi32(_mm256_madd_epi16(s0, ones), start);
-                    s1 = _mm256_add_epi32(_mm256_madd_epi16(s1, ones), start);
-                }
-                const __m256 da = _mm256_set1_ps(ad[j]);
-                __m256 a0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0), _mm256_mul_ps(d0, da), _mm256_loadu_ps(acc[j]));
-                __m256 a1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s1), _mm256_mul_ps(d1, da), _mm256_loadu_ps(acc[j] + 8));
-                if (affine) {
-                    float sa;
-                    memcpy(&sa, &ac[s * GQ + j], sizeof sa);
-                    const __m256 vs = _mm256_set1_ps(sa);
-                    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(ms), vs, a0);
-                    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(ms + 8), vs, a1);
-                }
-                _mm256_storeu_ps(acc[j], a0);
-                _mm256_storeu_ps(acc[j] + 8, a1);
+            if (!signed_q8) {
+                const __m256i start = affine ? _mm256_setzero_si256() : _mm256_set1_epi32(ac[j]);
+                s0 = _mm256_add_epi32(_mm256_madd_epi16(s0, ones), start);
+                s1 = _mm256_add_epi32(_mm256_madd_epi16(s1, ones), start);
+            }
+            const __m256 da = _mm256_set1_ps(ad[j]);
+            acc[j][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0), _mm256_mul_ps(d0, da), acc[j][0]);
+            acc[j][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s1), _mm256_mul_ps(d1, da), acc[j][1]);
+            if (affine) {
+                float sa;
+                memcpy(&sa, &ac[j], sizeof sa);
+                const __m256 vs = _mm256_set1_ps(sa);
+                acc[j][0] = _mm256_fmadd_ps(_mm256_loadu_ps(m + b * P), vs, acc[j][0]);
+                acc[j][1] = _mm256_fmadd_ps(_mm256_loadu_ps(m + b * P + 8), vs, acc[j][1]);
             }
         }
     }
@@ -361,32 +343,27 @@ static void gemm_q_avx2(const mm_weight_format *f, const uint8_t *qs, const floa
                         const float *m, const uint8_t *act, int64_t n_blocks, int nr, float *dst,
                         size_t dst_stride, int m_valid, mm_store store)
 {
-    float tile[GQ * P];
-    /* One specialisation per (sub-blocks, affine, form, 16-bit run) the formats use: codes of 4
-     * bits or fewer (a whole sub-block in 16 bits) and Q8_0 share each weight load among the
-     * activation rows; 5- and 6-bit codes widen within a sub-block and go row by row. */
+    __m256 acc[GQ][2];
+    /* One specialisation per (sub-blocks, affine, form, 16-bit run) the formats use. */
     const int run = f->max_code <= 15 ? 8 : f->max_code <= 31 ? 4 : 2;
-    float(*shared)[P] = (float(*)[P])tile;
     if (f->type == GGTK_TENSOR_Q8_0)
-        gemm_q_tile_shared(qs, d, m, act, n_blocks, 1, 0, 1, shared);
+        gemm_q_tile_block(qs, d, m, act, n_blocks, 0, 1, acc);
     else if (f->subs == 1 && run == 8)
-        f->affine ? gemm_q_tile_shared(qs, d, m, act, n_blocks, 1, 1, 0, shared)
-                  : gemm_q_tile_shared(qs, d, m, act, n_blocks, 1, 0, 0, shared);
-    else if (f->subs == 2 && run == 8)
-        f->affine ? gemm_q_tile_shared(qs, d, m, act, n_blocks, 2, 1, 0, shared)
-                  : gemm_q_tile_shared(qs, d, m, act, n_blocks, 2, 0, 0, shared);
-    else {
-        __m256 acc[GQ][2];
-        if (f->subs == 1)
-            f->affine ? gemm_q_tile(qs, d, m, act, n_blocks, 1, 1, 0, 4, acc)
-                      : gemm_q_tile(qs, d, m, act, n_blocks, 1, 0, 0, 4, acc);
-        else
-            gemm_q_tile(qs, d, m, act, n_blocks, 2, 0, 0, 2, acc);
+        f->affine ? gemm_q_tile_block(qs, d, m, act, n_blocks, 1, 0, acc)
+                  : gemm_q_tile_block(qs, d, m, act, n_blocks, 0, 0, acc);
+    else if (f->subs == 1)
+        f->affine ? gemm_q_tile(qs, d, m, act, n_blocks, 1, 1, 0, 4, acc)
+                  : gemm_q_tile(qs, d, m, act, n_blocks, 1, 0, 0, 4, acc);
+    else if (run == 2)
+        gemm_q_tile(qs, d, m, act, n_blocks, 2, 0, 0, 2, acc);
+    else
+        f->affine ? gemm_q_tile(qs, d, m, act, n_blocks, 2, 1, 0, 4, acc)
+                  : gemm_q_tile(qs, d, m, act, n_blocks, 2, 0, 0, 4, acc);
+    float tile[GQ * P];
 #pragma GCC unroll 8
-        for (int j = 0; j < GQ; j++) {
-            _mm256_storeu_ps(tile + j * P, acc[j][0]);
-            _mm256_storeu_ps(tile + j * P + 8, acc[j][1]);
-        }
+    for (int j = 0; j < GQ; j++) {
+        _mm256_storeu_ps(tile + j * P, acc[j][0]);
+        _mm256_storeu_ps(tile + j * P + 8, acc[j][1]);
     }
     store_tile(tile, GQ, nr, dst, dst_stride, m_valid, store);
 }
