@@ -202,14 +202,13 @@ static inline __m256i dot_q8(__m256i w, __m256i a)
     return _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w));
 }
 
-/* One quantized tile for weights with `subs` sub-blocks per block, `affine` or symmetric;
- * `signed_q8` for Q8_0's signed bytes, otherwise `run` groups of 16-bit pair sums are added
- * before widening (run * 2 * max_code * 127 must fit in int16). */
+/* One quantized tile for weights with `subs` sub-blocks per block, `affine` or symmetric:
+ * `run` groups of 16-bit pair sums are added before widening (run * 2 * max_code * 127 must fit
+ * in int16). */
 static inline __attribute__((always_inline)) void gemm_q_tile(const uint8_t *qs, const float *d,
                                                               const float *m, const uint8_t *act,
                                                               int64_t n_blocks, int subs, int affine,
-                                                              int signed_q8, int run,
-                                                              __m256 acc[GQ][2])
+                                                              int run, __m256 acc[GQ][2])
 {
     const __m256i ones = _mm256_set1_epi16(1);
     const int groups = 8 / subs;
@@ -227,7 +226,7 @@ static inline __attribute__((always_inline)) void gemm_q_tile(const uint8_t *qs,
             const __m256 d0 = _mm256_loadu_ps(ds), d1 = _mm256_loadu_ps(ds + 8);
 #pragma GCC unroll 8
             for (int j = 0; j < GQ; j++) {
-                __m256i s0 = affine || signed_q8 ? _mm256_setzero_si256() : _mm256_set1_epi32(ac[s * GQ + j]);
+                __m256i s0 = affine ? _mm256_setzero_si256() : _mm256_set1_epi32(ac[s * GQ + j]);
                 __m256i s1 = s0;
 #pragma GCC unroll 8
                 for (int g0 = s * groups; g0 < (s + 1) * groups; g0 += run) {
@@ -239,18 +238,11 @@ static inline __attribute__((always_inline)) void gemm_q_tile(const uint8_t *qs,
                         const __m256i a = _mm256_set1_epi32(a4);
                         const __m256i w0 = _mm256_loadu_si256((const __m256i *)(wq + g * P * 4));
                         const __m256i w1 = _mm256_loadu_si256((const __m256i *)(wq + g * P * 4 + 32));
-                        if (signed_q8) { /* pair sums up to 2 * 128 * 127: widen each group */
-                            s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(dot_q8(w0, a), ones));
-                            s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(dot_q8(w1, a), ones));
-                        } else {
-                            p0 = _mm256_add_epi16(p0, _mm256_maddubs_epi16(w0, a));
-                            p1 = _mm256_add_epi16(p1, _mm256_maddubs_epi16(w1, a));
-                        }
+                        p0 = _mm256_add_epi16(p0, _mm256_maddubs_epi16(w0, a));
+                        p1 = _mm256_add_epi16(p1, _mm256_maddubs_epi16(w1, a));
                     }
-                    if (!signed_q8) {
-                        s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(p0, ones));
-                        s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(p1, ones));
-                    }
+                    s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(p0, ones));
+                    s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(p1, ones));
                 }
                 const __m256 da = _mm256_set1_ps(ad[j]);
                 acc[j][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0), _mm256_mul_ps(d0, da), acc[j][0]);
@@ -352,13 +344,13 @@ static void gemm_q_avx2(const mm_weight_format *f, const uint8_t *qs, const floa
         f->affine ? gemm_q_tile_block(qs, d, m, act, n_blocks, 1, 0, acc)
                   : gemm_q_tile_block(qs, d, m, act, n_blocks, 0, 0, acc);
     else if (f->subs == 1)
-        f->affine ? gemm_q_tile(qs, d, m, act, n_blocks, 1, 1, 0, 4, acc)
-                  : gemm_q_tile(qs, d, m, act, n_blocks, 1, 0, 0, 4, acc);
+        f->affine ? gemm_q_tile(qs, d, m, act, n_blocks, 1, 1, 4, acc)
+                  : gemm_q_tile(qs, d, m, act, n_blocks, 1, 0, 4, acc);
     else if (run == 2)
-        gemm_q_tile(qs, d, m, act, n_blocks, 2, 0, 0, 2, acc);
+        gemm_q_tile(qs, d, m, act, n_blocks, 2, 0, 2, acc);
     else
-        f->affine ? gemm_q_tile(qs, d, m, act, n_blocks, 2, 1, 0, 4, acc)
-                  : gemm_q_tile(qs, d, m, act, n_blocks, 2, 0, 0, 4, acc);
+        f->affine ? gemm_q_tile(qs, d, m, act, n_blocks, 2, 1, 4, acc)
+                  : gemm_q_tile(qs, d, m, act, n_blocks, 2, 0, 4, acc);
     float tile[GQ * P];
 #pragma GCC unroll 8
     for (int j = 0; j < GQ; j++) {
