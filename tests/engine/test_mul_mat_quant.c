@@ -132,15 +132,20 @@ static double exact_float_product(const float *wdeq, const float *x, int64_t K, 
 }
 
 /* Run one case at the active level; fills `got` (M*N*x_heads floats) and returns the worst
- * |got - exact| / bound (<= 1 passes), or INFINITY when the product fails. */
-static double run_case(ggtk_tensor_type type, const mm_case *c, unsigned seed, float *got)
+ * |got - exact| / bound (<= 1 passes), or INFINITY when the product fails. The weights are
+ * random blocks, or the bytes at `rows` (one weight matrix, contiguous) when not NULL. */
+static double run_case(ggtk_tensor_type type, const mm_case *c, unsigned seed, const void *rows,
+                       float *got)
 {
     const mm_weight_format *f = mm_weight_format_get(type);
     test_rng rng = {seed};
     inf_context *ctx = data_context(64);
     inf_tensor *w = inf_tensor_new_3d(ctx, type, c->K, c->M, c->w_heads);
     inf_tensor *x = inf_tensor_new_3d(ctx, GGTK_TENSOR_F32, c->K, c->N, c->x_heads);
-    fill_blocks(w, &rng);
+    if (rows)
+        memcpy(w->data, rows, inf_tensor_nbytes(w));
+    else
+        fill_blocks(w, &rng);
     tensor_fill(x, &rng, -1, 1);
     inf_tensor *out = inf_mul_mat(ctx, w, x);
     if (!out || compute_graph(ctx, out, c->threads) != GGTK_OK) {
@@ -182,18 +187,18 @@ static double run_case(ggtk_tensor_type type, const mm_case *c, unsigned seed, f
 
 /* Every case of `type` at every level within its bound; on the integer path every level gives
  * the same floats bit for bit (same integer sums, same float operations, same chunks). */
-static void check_type(ggtk_tensor_type type)
+static void check_cases(ggtk_tensor_type type, const mm_case *list, size_t n_cases, const void *rows)
 {
     const char *name = ggtk_tensor_type_info_get(type)->name;
-    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
-        const mm_case *c = &cases[ci];
+    for (size_t ci = 0; ci < n_cases; ci++) {
+        const mm_case *c = &list[ci];
         const size_t n_out = (size_t)(c->M * c->N * c->x_heads);
         float *first = malloc(n_out * sizeof *first), *got = malloc(n_out * sizeof *got);
         int ran = 0;
         for (size_t li = 0; li < sizeof levels / sizeof levels[0]; li++) {
             if (inf_simd_force(levels[li]) != levels[li])
                 continue;
-            const double err = run_case(type, c, 1000 + (unsigned)ci, ran ? got : first);
+            const double err = run_case(type, c, 1000 + (unsigned)ci, rows, ran ? got : first);
             CHECK_MSG(err <= 1, "%s %s K=%lld M=%lld N=%lld heads %lld/%lld: error %g of the bound",
                       name, inf_simd_level_name(levels[li]), (long long)c->K, (long long)c->M,
                       (long long)c->N, (long long)c->w_heads, (long long)c->x_heads, err);
@@ -207,6 +212,11 @@ static void check_type(ggtk_tensor_type type)
         free(first);
         free(got);
     }
+}
+
+static void check_type(ggtk_tensor_type type)
+{
+    check_cases(type, cases, sizeof cases / sizeof cases[0], NULL);
 }
 
 TEST(test_mul_mat_integer_path_is_exact_up_to_float_rounding_at_every_level)
@@ -343,4 +353,26 @@ TEST(test_get_rows_of_every_dequantizable_block_type_equals_the_dequantizer)
         checked++;
     }
     CHECK(checked >= 10);
+}
+
+/* The first 40 rows of the first matrix of each type in the real Gemma 3 Q4_K_M file (Q4_K,
+ * Q6_K, Q5_0, Q8_0 ...), with 7 activation rows, at every level. */
+TEST(test_mul_mat_multiplies_every_tensor_type_of_a_real_k_quant_file)
+{
+    ggtk_file *file = ggtk_open("models/gemma-3-270m-q4_k_m.gguf", GGTK_OPEN_MMAP, NULL);
+    if (!file)
+        SKIP("models/gemma-3-270m-q4_k_m.gguf is missing (make models)");
+    bool seen[GGTK_TENSOR_TYPE_COUNT] = {false};
+    int checked = 0;
+    for (int64_t i = 0; i < ggtk_tensor_count(file); i++) {
+        const ggtk_tensor_info *t = ggtk_tensor(file, i);
+        if (t->n_dims != 2 || seen[t->type] || !ggtk_tensor_type_info_get(t->type)->quantized)
+            continue;
+        seen[t->type] = true;
+        const mm_case c = {(int64_t)t->ne[0], t->ne[1] < 40 ? (int64_t)t->ne[1] : 40, 7, 1, 1, 2};
+        check_cases(t->type, &c, 1, t->data);
+        checked++;
+    }
+    ggtk_close(file);
+    CHECK(checked >= 3);
 }
