@@ -190,7 +190,7 @@ cross-check-arm64:
 	         "(apt-get install gcc-aarch64-linux-gnu qemu-user)"; \
 	else \
 	    mkdir -p build-cross && \
-	    $(CROSS_CC) -static -O2 -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -fopenmp -pthread \
+	    $(CROSS_CC) -static -O2 -std=c11 -Wall -Wextra -Werror -ffp-contract=off -D_GNU_SOURCE -fopenmp -pthread \
 	        -Ilibgguf/include -Ilibinfer/include -Ilibinfer/src -o build-cross/neon_check \
 	        $(CROSS_SRC) -lm && \
 	    qemu-aarch64 build-cross/neon_check; \

@@ -10,6 +10,7 @@
 
 #include <ggtk/inf_simd.h>
 #include "engine/quant_kernels/quant_internal.h"
+#include "engine/quant_kernels/quant_kblocks.h"
 
 #define BLOCKS 4096
 #define N ((int64_t)BLOCKS * QUANT_BLOCK)
@@ -139,6 +140,33 @@ static int check_type(const char *name, size_t block_bytes, from_fn from_scalar,
     return qdiff || ydiff;
 }
 
+/* A dequantize-only kernel on random bytes (any scale, any codes): the same float bits. */
+static int check_dequant_type(const char *name, size_t block_bytes, int64_t block_size,
+                              to_fn to_scalar, to_fn to_neon)
+{
+    const int64_t n = (int64_t)BLOCKS * block_size;
+    uint8_t *q = malloc(BLOCKS * block_bytes);
+    float *ya = malloc((size_t)n * sizeof *ya), *yb = malloc((size_t)n * sizeof *yb);
+    if (!q || !ya || !yb) {
+        fprintf(stderr, "out of memory\n");
+        return 1;
+    }
+    for (size_t i = 0; i < BLOCKS * block_bytes; i++)
+        q[i] = (uint8_t)rng_u32();
+    to_scalar(q, ya, n);
+    to_neon(q, yb, n);
+    int64_t diff = 0;
+    for (int64_t blk = 0; blk < BLOCKS; blk++)
+        if (memcmp(ya + blk * block_size, yb + blk * block_size, block_size * sizeof *ya) != 0 &&
+            diff++ == 0)
+            fprintf(stderr, "%s: block %" PRId64 " differs\n", name, blk);
+    printf("%-5s dequantize: %d blocks, %" PRId64 " differ\n", name, BLOCKS, diff);
+    free(q);
+    free(ya);
+    free(yb);
+    return diff != 0;
+}
+
 /* Float rows: every half and bfloat16 bit pattern to float, and to half/bfloat16 from random
  * bit patterns, the specials and the values just around half's rounding edges. Odd lengths run
  * the scalar tails too. */
@@ -217,13 +245,20 @@ int main(void)
                       inf_q8_0_from_float_neon, inf_q8_0_to_float_scalar, inf_q8_0_to_float_neon, x);
     bad |= check_type("q4_0", sizeof(block_q4_0), inf_q4_0_from_float_scalar,
                       inf_q4_0_from_float_neon, inf_q4_0_to_float_scalar, inf_q4_0_to_float_neon, x);
+    bad |= check_dequant_type("q4_K", sizeof(block_q4_K), QUANT_KBLOCK, inf_q4_K_to_float_scalar,
+                              inf_q4_K_to_float_neon);
+    bad |= check_dequant_type("q6_K", sizeof(block_q6_K), QUANT_KBLOCK, inf_q6_K_to_float_scalar,
+                              inf_q6_K_to_float_neon);
     bad |= check_float_type("f16", inf_f16_from_float_scalar, inf_f16_from_float_neon,
                             inf_f16_to_float_scalar, inf_f16_to_float_neon);
     bad |= check_float_type("bf16", inf_bf16_from_float_scalar, inf_bf16_from_float_neon,
                             inf_bf16_to_float_scalar, inf_bf16_to_float_neon);
     /* The dispatch table must hand out the NEON kernels at the NEON level. */
-    if (inf_quant_kernels_at(GGTK_TENSOR_Q8_0, INF_SIMD_NEON)->from_float != inf_q8_0_from_float_neon ||
-        inf_quant_kernels_at(GGTK_TENSOR_Q4_0, INF_SIMD_AVX2)->to_float != inf_q4_0_to_float_neon) {
+    if (inf_quant_kernels_at(GGTK_TENSOR_Q8_0, INF_SIMD_NEON)->from_float !=
+            inf_q8_0_from_float_neon ||
+        inf_quant_kernels_at(GGTK_TENSOR_Q4_0, INF_SIMD_AVX2)->to_float != inf_q4_0_to_float_neon ||
+        inf_quant_kernels_at(GGTK_TENSOR_Q4_K, INF_SIMD_NEON)->to_float != inf_q4_K_to_float_neon ||
+        inf_quant_kernels_at(GGTK_TENSOR_Q6_K, INF_SIMD_NEON)->to_float != inf_q6_K_to_float_neon) {
         fprintf(stderr, "dispatch table does not pick the NEON kernels\n");
         bad = 1;
     }

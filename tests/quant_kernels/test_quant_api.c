@@ -6,21 +6,49 @@
 
 #include <ggtk/inf_quant.h>
 #include "engine/quant_kernels/quant_internal.h"
+#include "engine/quant_kernels/quant_iqblocks.h"
+#include "engine/quant_kernels/quant_kblocks.h"
 #include "test.h"
 
 TEST(test_quant_block_layouts_match_gguf_type_table)
 {
     static const struct {
         ggtk_tensor_type type;
-        size_t bytes;
+        size_t elements, bytes;
     } layouts[] = {
-        {GGTK_TENSOR_Q4_0, sizeof(block_q4_0)}, {GGTK_TENSOR_Q4_1, sizeof(block_q4_1)},
-        {GGTK_TENSOR_Q5_0, sizeof(block_q5_0)}, {GGTK_TENSOR_Q5_1, sizeof(block_q5_1)},
-        {GGTK_TENSOR_Q8_0, sizeof(block_q8_0)}, {GGTK_TENSOR_Q8_1, sizeof(block_q8_1)},
+        {GGTK_TENSOR_Q4_0, QUANT_BLOCK, sizeof(block_q4_0)},
+        {GGTK_TENSOR_Q4_1, QUANT_BLOCK, sizeof(block_q4_1)},
+        {GGTK_TENSOR_Q5_0, QUANT_BLOCK, sizeof(block_q5_0)},
+        {GGTK_TENSOR_Q5_1, QUANT_BLOCK, sizeof(block_q5_1)},
+        {GGTK_TENSOR_Q8_0, QUANT_BLOCK, sizeof(block_q8_0)},
+        {GGTK_TENSOR_Q8_1, QUANT_BLOCK, sizeof(block_q8_1)},
+        {GGTK_TENSOR_Q2_K, QUANT_KBLOCK, sizeof(block_q2_K)},
+        {GGTK_TENSOR_Q3_K, QUANT_KBLOCK, sizeof(block_q3_K)},
+        {GGTK_TENSOR_Q4_K, QUANT_KBLOCK, sizeof(block_q4_K)},
+        {GGTK_TENSOR_Q5_K, QUANT_KBLOCK, sizeof(block_q5_K)},
+        {GGTK_TENSOR_Q6_K, QUANT_KBLOCK, sizeof(block_q6_K)},
+        {GGTK_TENSOR_Q8_K, QUANT_KBLOCK, sizeof(block_q8_K)},
+        {GGTK_TENSOR_IQ2_XXS, QUANT_KBLOCK, sizeof(block_iq2_xxs)},
+        {GGTK_TENSOR_IQ2_XS, QUANT_KBLOCK, sizeof(block_iq2_xs)},
+        {GGTK_TENSOR_IQ2_S, QUANT_KBLOCK, sizeof(block_iq2_s)},
+        {GGTK_TENSOR_IQ3_XXS, QUANT_KBLOCK, sizeof(block_iq3_xxs)},
+        {GGTK_TENSOR_IQ3_S, QUANT_KBLOCK, sizeof(block_iq3_s)},
+        {GGTK_TENSOR_IQ1_S, QUANT_KBLOCK, sizeof(block_iq1_s)},
+        {GGTK_TENSOR_IQ1_M, QUANT_KBLOCK, sizeof(block_iq1_m)},
+        {GGTK_TENSOR_IQ4_NL, QUANT_IQ_SMALL_BLOCK, sizeof(block_iq4_nl)},
+        {GGTK_TENSOR_IQ4_XS, QUANT_KBLOCK, sizeof(block_iq4_xs)},
+        {GGTK_TENSOR_TQ1_0, QUANT_KBLOCK, sizeof(block_tq1_0)},
+        {GGTK_TENSOR_TQ2_0, QUANT_KBLOCK, sizeof(block_tq2_0)},
+        {GGTK_TENSOR_MXFP4, QUANT_IQ_SMALL_BLOCK, sizeof(block_mxfp4)},
+        {GGTK_TENSOR_NVFP4, QUANT_NVFP4_BLOCK, sizeof(block_nvfp4)},
+        {GGTK_TENSOR_Q1_0, QUANT_Q1_0_BLOCK, sizeof(block_q1_0)},
+        {GGTK_TENSOR_Q2_0, QUANT_Q2_0_BLOCK, sizeof(block_q2_0)},
     };
     for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
         const ggtk_tensor_type_info *info = ggtk_tensor_type_info_get(layouts[i].type);
-        CHECK(info && info->block_size == QUANT_BLOCK && info->block_bytes == layouts[i].bytes);
+        CHECK_MSG(info && info->block_size == layouts[i].elements &&
+                      info->block_bytes == layouts[i].bytes,
+                  "type %d", (int)layouts[i].type);
     }
 }
 
@@ -36,11 +64,28 @@ TEST(test_quant_supports_exactly_the_listed_types)
         for (size_t i = 0; i < sizeof supported / sizeof supported[0]; i++)
             listed |= supported[i] == (ggtk_tensor_type)t;
         CHECK_MSG(inf_type_can_quantize((ggtk_tensor_type)t) == listed, "type %d", t);
-        CHECK_MSG(inf_type_can_dequantize((ggtk_tensor_type)t) == listed, "type %d", t);
         count += listed;
     }
     CHECK(count == 9);
     CHECK(!inf_type_can_quantize(GGTK_TENSOR_Q4_K));
+}
+
+/* Every floating-point or block type a GGUF file may carry can be read; only the plain integer
+ * types (I8 .. I64, F64 (a double)) and retired codes cannot. */
+TEST(test_quant_dequantizes_every_float_and_block_type)
+{
+    static const ggtk_tensor_type unreadable[] = {
+        GGTK_TENSOR_I8, GGTK_TENSOR_I16, GGTK_TENSOR_I32, GGTK_TENSOR_I64, GGTK_TENSOR_F64,
+    };
+    int count = 0;
+    for (int t = -1; t <= GGTK_TENSOR_TYPE_COUNT; t++) {
+        bool expected = ggtk_tensor_type_info_get((ggtk_tensor_type)t) != NULL;
+        for (size_t i = 0; i < sizeof unreadable / sizeof unreadable[0]; i++)
+            expected &= unreadable[i] != (ggtk_tensor_type)t;
+        CHECK_MSG(inf_type_can_dequantize((ggtk_tensor_type)t) == expected, "type %d", t);
+        count += expected;
+    }
+    CHECK(count == 30);
 }
 
 TEST(test_quantize_row_rejects_partial_blocks_and_unsupported_types)

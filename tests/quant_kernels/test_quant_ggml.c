@@ -2,48 +2,14 @@
  * libggml-base.so is loaded at run time and its reference quantizers (from_float_ref, what
  * llama-quantize writes without an importance matrix) and dequantizers (to_float) called on the
  * full test data, signed zeros and denormals included. Skipped when REF_BIN is unset. */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <ggtk/inf_quant.h>
+#include "ggml_ref.h"
 #include "quant_data.h"
 #include "test.h"
-
-/* The prefix of ggml's public struct ggml_type_traits (ggml.h) that we read. */
-typedef struct ggml_traits_prefix {
-    const char *type_name;
-    int64_t blck_size;
-    int64_t blck_size_interleave;
-    size_t type_size;
-    bool is_quantized;
-    void (*to_float)(const void *x, float *y, int64_t k);
-    void (*from_float_ref)(const float *x, void *y, int64_t k);
-} ggml_traits_prefix;
-
-typedef const ggml_traits_prefix *(*get_traits_fn)(int type);
-
-/* ggml's type traits getter from REF_BIN/libggml-base.so, or NULL (with *why set). */
-static get_traits_fn load_ggml(const char **why)
-{
-    const char *dir = getenv("REF_BIN");
-    if (!dir || !*dir) {
-        *why = "REF_BIN is unset";
-        return NULL;
-    }
-    char path[4096];
-    snprintf(path, sizeof path, "%s/libggml-base.so", dir);
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        *why = "REF_BIN has no loadable libggml-base.so";
-        return NULL;
-    }
-    get_traits_fn fn;
-    *(void **)&fn = dlsym(lib, "ggml_get_type_traits");
-    *why = "libggml-base.so lacks ggml_get_type_traits";
-    return fn;
-}
 
 static const ggtk_tensor_type ggml_types[] = {
     GGTK_TENSOR_F16,  GGTK_TENSOR_BF16, GGTK_TENSOR_Q4_0, GGTK_TENSOR_Q4_1,
@@ -53,7 +19,7 @@ static const ggtk_tensor_type ggml_types[] = {
 TEST(test_quantizers_match_ggml_reference_library)
 {
     const char *why = NULL;
-    get_traits_fn traits = load_ggml(&why);
+    ggml_get_traits_fn traits = ggml_ref_load(&why);
     if (!traits)
         SKIP("%s", why);
     const int64_t n = 32 * 17 * 400;

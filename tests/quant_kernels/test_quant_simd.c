@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <ggtk/inf_quant.h>
+#include "quant_blocks.h"
 #include "quant_data.h"
 #include "test.h"
 
@@ -96,6 +97,32 @@ TEST(test_simd_dequantize_matches_scalar_bits)
         }
     }
     free(x), free(want), free(got), free(q);
+}
+
+/* Every dequantizer, the dequantize-only types included, on blocks of random bytes: any scale
+ * (NaN, Inf and denormal ones too), any code. */
+TEST(test_simd_dequantize_random_block_bytes_like_scalar)
+{
+    REQUIRE_SIMD();
+    const int64_t n = 256 * 1024;
+    uint8_t *q = malloc((size_t)n * 4);
+    float *want = malloc((size_t)n * sizeof *want), *got = malloc((size_t)n * sizeof *got);
+    CHECK(q && want && got);
+    for (int t = 0; t < quant_blocks_type_count; t++) {
+        const ggtk_tensor_type type = quant_blocks_types[t];
+        uint64_t state = 1234 + (uint64_t)type;
+        for (size_t i = 0; i < type_bytes(type, n); i++)
+            q[i] = (uint8_t)quant_data_next(&state);
+        inf_quant_kernels_at(type, INF_SIMD_SCALAR)->to_float(q, want, n);
+        for (int level = INF_SIMD_AVX2; level <= (int)inf_simd_detect(); level++) {
+            memset(got, 0xCD, (size_t)n * sizeof *got);
+            inf_quant_kernels_at(type, (inf_simd_level)level)->to_float(q, got, n);
+            int64_t at = first_difference(want, got, (size_t)n * sizeof *got);
+            CHECK_MSG(at < 0, "%s at %s: element %lld", ggtk_tensor_type_info_get(type)->name,
+                      inf_simd_level_name((inf_simd_level)level), (long long)(at / 4));
+        }
+    }
+    free(q), free(want), free(got);
 }
 
 TEST(test_simd_fp16_and_bf16_widen_every_bit_pattern_like_scalar)

@@ -127,3 +127,16 @@ TEST(test_inspect_check_rejects_a_nan_weight_in_one_line)
     free(out);
     CHECK(test_run(NULL, "%s --check %s", INSPECT, inspect_crafted("small.gguf")) == 0);
 }
+
+/* Quantized tensors are checked through their dequantizer: element 256 is the first of the
+ * second Q4_K block, whose scale is NaN. */
+TEST(test_inspect_check_rejects_a_nan_block_scale_in_one_line)
+{
+    const char *nan_file = inspect_crafted("nan_q4_k.gguf");
+    CHECK(nan_file);
+    char *out = NULL;
+    CHECK(test_run(&out, "%s --check %s", INSPECT, nan_file) == 1);
+    CHECK_MSG(strstr(out, "tensor 'blk.2.k': element 256 (q4_K block at byte "), "%s", out);
+    CHECK(inspect_count_lines(out) == 1);
+    free(out);
+}

@@ -53,6 +53,11 @@ int inspect_verify(const inspect_options *opt);
 int inspect_diff(const inspect_options *opt);
 int inspect_check(const inspect_options *opt);
 
+/* The quantized-tensor half of --check: true when every element of every block-quantized tensor
+ * of `file` (data in memory) dequantizes to a finite float; otherwise prints the first one found
+ * (tensor, element, block offset) and returns false. */
+bool inspect_check_blocks(const char *path, const ggtk_file *file);
+
 /* The text report and the JSON report of one file; `hashes` (one per tensor, file order) and
  * `all_hash` are printed when hashes is not NULL. */
 int inspect_print_text(const inspect_options *opt, const ggtk_file *file,

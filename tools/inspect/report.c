@@ -57,6 +57,8 @@ int inspect_check(const inspect_options *opt)
         inspect_error("%s", err.message);
         goto done;
     }
+    if (!inspect_check_blocks(opt->files[0], file))
+        goto done;
     printf("%s: OK (version %u, %lld keys, %lld tensors)\n", opt->files[0], ggtk_version(file),
            (long long)ggtk_kv_count(file), (long long)ggtk_tensor_count(file));
     status = EXIT_OK;

@@ -1,9 +1,15 @@
-/* inf_quant.h - convert rows of tensor data between float32 and the GGUF storage types
- * (F32, F16, BF16, and the block-quantized Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1).
+/* inf_quant.h - convert rows of tensor data between float32 and the GGUF storage types.
+ *
+ * Both directions: F32, F16, BF16 and the block types Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1.
+ * Dequantize only (types a file written elsewhere may hold): the K-quants Q2_K, Q3_K, Q4_K, Q5_K,
+ * Q6_K and Q8_K; the codebook types IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_NL,
+ * IQ4_XS; the ternary TQ1_0 and TQ2_0; the FP4 types MXFP4 and NVFP4; Q1_0 and Q2_0. Every tensor
+ * type of the GGUF format is readable except the plain integer types I8..I64 and F64.
  *
  * Quantizing is byte-for-byte what ggml's reference quantizers (quantize_row_*_ref) write, so a
  * file quantized here equals one written by llama-quantize without an importance matrix.
- * Dequantizing is exactly (bit for bit) the float ggml's dequantize_row_* computes.
+ * Dequantizing is exactly (bit for bit) the float ggml's dequantize_row_* computes, in its order
+ * of operations, for every type.
  *
  * Block geometry (elements per block, bytes per block) comes only from libgguf's type table,
  * ggtk_tensor_type_info_get(). Block layouts, all little-endian, d/m/s stored as IEEE fp16:
@@ -14,10 +20,32 @@
  *   Q5_1 {d; m; qh[4]; qs[16]} x = d * q + m
  *   Q8_0 {d; qs[32] int8}     x = d * q
  *   Q8_1 {d; s; qs[32] int8}  x = d * q, s = d * sum(q) (used for activations by matmul)
+ * K-quants, super-blocks of 256 elements with quantized sub-block scales (sc) and mins (m):
+ *   Q2_K {sc[16]; qs[64]; d; dmin}      x = d * sc * q - dmin * m, q 2-bit, 4-bit sc and m
+ *                                        packed in one byte per sub-block of 16
+ *   Q3_K {hmask[32]; qs[64]; sc[12]; d} x = d * (sc - 32) * q, q in -4..3 (2 bits in qs, the
+ *                                        third in hmask), 6-bit sc per sub-block of 16
+ *   Q4_K {d; dmin; sc[12]; qs[128]}     x = d * sc * q - dmin * m, q 4-bit, 6-bit sc and m per
+ *                                        sub-block of 32 packed in 12 bytes
+ *   Q5_K {d; dmin; sc[12]; qh[32]; qs[128]}  as Q4_K with q 5-bit (fifth bits in qh)
+ *   Q6_K {ql[128]; qh[64]; sc[16] int8; d}   x = d * sc * (q - 32), q 6-bit, sub-blocks of 16
+ *   Q8_K {d float32; qs[256] int8; bsums[16] int16}  x = d * q (activations for K products)
+ * The others (layouts in libinfer/src/engine/quant_kernels/quant_iqblocks.h):
+ *   IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M (256 elements): each group of 8 (IQ3:
+ *     4) elements is a point of a fixed codebook (ggml's grids) with sign bits, times a 3- or
+ *     4-bit sub-block scale; IQ1 points are in {-1, 0, 1} shifted by +-1/8
+ *   IQ4_NL {d; qs[16]} (32), IQ4_XS (256, 6-bit scale per 32): 4-bit codes mapped through a
+ *     fixed table of 16 non-uniform levels
+ *   TQ1_0 (trits packed 5 per byte), TQ2_0 (2 bits each), 256 elements: x = d * (t - 1)
+ *   MXFP4 {e; qs[16]}: 32 FP4 (E2M1) codes times the power of two 2^(e - 127)
+ *   NVFP4 {d[4]; qs[32]}: 64 FP4 codes, an unsigned E4M3 scale per 16
+ *   Q1_0 {d; qs[16]}: 128 elements, x = +d or -d; Q2_0 {d; qs[16]}: 64 elements, x = d * (q - 1)
  *
  * Every kernel exists as portable scalar C (the reference) and, on x86-64, AVX2 and AVX-512
- * versions (on arm64, NEON for some types) that produce identical bytes/floats. The version used follows inf_simd_active()
- * (see inf_simd.h) at the moment of each call.
+ * versions (on arm64, NEON for some types) that produce identical bytes/floats; of the
+ * dequantize-only types, the K-quants have AVX2 and AVX-512 versions (NEON: Q4_K and Q6_K), the
+ * others use their scalar kernel at every level. The version used follows inf_simd_active() (see inf_simd.h) at the
+ * moment of each call.
  *
  * Non-finite inputs: F16/BF16 conversions follow ggml (a NaN stays a quiet NaN of the same
  * sign, +-Inf stays +-Inf). A quantized block holding any NaN or +-Inf becomes the NaN block
@@ -92,7 +120,8 @@ GGTK_API const inf_quant_kernels *inf_quant_kernels_at(ggtk_tensor_type type, in
 /* True when inf_quantize_row() supports `type` (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
  * Q8_1). */
 GGTK_API bool inf_type_can_quantize(ggtk_tensor_type type);
-/* True when inf_dequantize_row() supports `type` (the same list). */
+/* True when inf_dequantize_row() supports `type`: the types above and every dequantize-only type
+ * listed at the top of this header (all GGUF tensor types but I8, I16, I32, I64 and F64). */
 GGTK_API bool inf_type_can_dequantize(ggtk_tensor_type type);
 
 /* ---------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ usage: make_inspect_files.py OUTDIR
   edited.gguf  small.gguf with general.name changed, test.u8 removed, extra.key added, the data of
                blk.1.w changed, ids removed, new.tensor added, blk.0.w stored as f32
   nan.gguf     small.gguf with a NaN in norm.weight[3]
+  nan_q4_k.gguf  small.gguf plus a Q4_K tensor of two blocks, the second with a NaN scale
   guess.gguf   no general.file_type; most tensors are f16 (llama.cpp then guesses MOSTLY_F16)
   bytes.gguf   strings that are not UTF-8 or hold terminal control sequences, a nested array
   hostile.gguf keys, tensor names and the architecture holding newlines, tabs, ESC sequences and
@@ -123,6 +124,15 @@ def main():
     broken = tensors(np.random.default_rng(1))
     broken["norm.weight"][0][3] = np.nan
     write(os.path.join(out, "nan.gguf"), "small", broken)
+
+    q4_k = tensors(np.random.default_rng(1))
+    blocks = np.random.default_rng(2).integers(0, 256, (1, 2 * 144), dtype=np.uint8)
+    blocks[0, 0:2] = np.frombuffer(np.float16(0.5).tobytes(), dtype=np.uint8)
+    blocks[0, 2:4] = np.frombuffer(np.float16(0.25).tobytes(), dtype=np.uint8)
+    blocks[0, 144:146] = np.frombuffer(np.float16(np.nan).tobytes(), dtype=np.uint8)
+    blocks[0, 146:148] = np.frombuffer(np.float16(0.25).tobytes(), dtype=np.uint8)
+    q4_k["blk.2.k"] = (blocks, gguf.GGMLQuantizationType.Q4_K)
+    write(os.path.join(out, "nan_q4_k.gguf"), "small", q4_k)
 
     guess = {
         "a": (np.ones(4, dtype=np.float16), None),

@@ -3,15 +3,6 @@
 #include "quant_kblocks.h"
 #include "quant_internal.h"
 
-/* The 6-bit scale of sub-block s (0..15): the low nibble of byte s (s < 8) or the high nibble of
- * byte s - 8, and two high bits from byte 8 + s % 4 at bit 2 * (s / 4). */
-static int q3_k_scale(const uint8_t scales[QUANT_KSCALE_BYTES], int s)
-{
-    const int low = s < 8 ? scales[s] & 0x0F : scales[s - 8] >> 4;
-    const int high = (scales[8 + s % 4] >> (2 * (s / 4))) & 3;
-    return low | (high << 4);
-}
-
 void inf_q3_K_to_float_scalar(const void *src, float *dst, int64_t n)
 {
     const block_q3_K *in = src;
@@ -22,7 +13,7 @@ void inf_q3_K_to_float_scalar(const void *src, float *dst, int64_t n)
         for (int s = 0; s < QUANT_KBLOCK / 16; s++) {
             const int half = s / 8, pair = (s % 8) / 2, column = 16 * (s % 2);
             const uint8_t mask = (uint8_t)(1u << (4 * half + pair));
-            const float dl = d * (float)(q3_k_scale(in[b].scales, s) - 32);
+            const float dl = d * (float)(quant_q3_kscale(in[b].scales, s) - 32);
             for (int l = 0; l < 16; l++) {
                 int q = (in[b].qs[32 * half + column + l] >> (2 * pair)) & 3;
                 q -= (in[b].hmask[column + l] & mask) ? 0 : 4;

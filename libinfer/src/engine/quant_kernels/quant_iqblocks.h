@@ -19,9 +19,8 @@
 #define QUANT_Q1_0_BLOCK 128
 #define QUANT_Q2_0_BLOCK 64
 
-/* Groups of 8 elements; qs[2 g] and qs[2 g + 1] (uint16 pairs read as a uint32 each for 32
- * elements): the first holds 4 grid indices (one byte each), the second 4 x 7 sign bits and a
- * 4-bit scale in its top bits. x = d * (0.5 + s) * 0.25 * grid * sign. */
+/* 8 bytes per 32 elements: 4 grid indices (one byte per group of 8 elements), then a uint32 of
+ * 4 x 7 sign bits and a 4-bit scale s in bits 28-31. x = d * (0.5 + s) * 0.25 * grid * sign. */
 typedef struct block_iq2_xxs {
     inf_fp16 d;
     uint16_t qs[QUANT_KBLOCK / 8];

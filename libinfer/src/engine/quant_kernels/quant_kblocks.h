@@ -87,16 +87,26 @@ static inline void quant_kscale_min(const uint8_t *scales, int j, uint8_t *sc, u
     }
 }
 
-/* K-quant dequantizers, named <type>_to_float_<level>; n is a multiple of QUANT_KBLOCK. Q2_K,
- * Q3_K and Q8_K have only the scalar kernel, which quant_table.c uses at every level. */
+/* The 6-bit scale (0..63, stored with an offset of 32) of sub-block s (0..15) of a Q3_K `scales`
+ * array: the low nibble of byte s (s < 8) or the high nibble of byte s - 8, and two high bits
+ * from byte 8 + s % 4 at bit 2 * (s / 4). */
+static inline int quant_q3_kscale(const uint8_t scales[QUANT_KSCALE_BYTES], int s)
+{
+    const int low = s < 8 ? scales[s] & 0x0F : scales[s - 8] >> 4;
+    const int high = (scales[8 + s % 4] >> (2 * (s / 4))) & 3;
+    return low | (high << 4);
+}
+
+/* K-quant dequantizers, named <type>_to_float_<level>; n is a multiple of QUANT_KBLOCK. On arm64
+ * only Q4_K and Q6_K have NEON kernels; quant_table.c uses the scalar ones for the others. */
 #define QUANT_DECLARE_K_TO_FLOAT(level)                                                     \
+    void inf_q2_K_to_float_##level(const void *src, float *dst, int64_t n);                 \
+    void inf_q3_K_to_float_##level(const void *src, float *dst, int64_t n);                 \
     void inf_q4_K_to_float_##level(const void *src, float *dst, int64_t n);                 \
     void inf_q5_K_to_float_##level(const void *src, float *dst, int64_t n);                 \
-    void inf_q6_K_to_float_##level(const void *src, float *dst, int64_t n);
+    void inf_q6_K_to_float_##level(const void *src, float *dst, int64_t n);                 \
+    void inf_q8_K_to_float_##level(const void *src, float *dst, int64_t n);
 
-void inf_q2_K_to_float_scalar(const void *src, float *dst, int64_t n);
-void inf_q3_K_to_float_scalar(const void *src, float *dst, int64_t n);
-void inf_q8_K_to_float_scalar(const void *src, float *dst, int64_t n);
 QUANT_DECLARE_K_TO_FLOAT(scalar)
 #if defined(__x86_64__)
 QUANT_DECLARE_K_TO_FLOAT(avx2)

@@ -11,15 +11,14 @@
 /* A type read but not written: a dequantizer at `level`, no quantizer. */
 #define DEQUANT_ROW(type, prefix, level) KERNELS(type, inf_##prefix##_to_float_##level, NULL)
 
-/* Types with only a scalar dequantizer, the same kernel at every level. Their formats come from
- * files written elsewhere; reading them is rare enough that SIMD would not pay. */
+/* Types with only a scalar dequantizer (no SIMD version written yet), the same kernel at every
+ * level. */
 #define DEQUANT_SCALAR_ROWS                                                                 \
-    DEQUANT_ROW(Q2_K, q2_K, scalar),       DEQUANT_ROW(Q3_K, q3_K, scalar),                 \
-    DEQUANT_ROW(Q8_K, q8_K, scalar),       DEQUANT_ROW(IQ1_S, iq1_s, scalar),               \
-    DEQUANT_ROW(IQ1_M, iq1_m, scalar),     DEQUANT_ROW(IQ2_XXS, iq2_xxs, scalar),           \
-    DEQUANT_ROW(IQ2_XS, iq2_xs, scalar),   DEQUANT_ROW(IQ2_S, iq2_s, scalar),               \
-    DEQUANT_ROW(IQ3_XXS, iq3_xxs, scalar), DEQUANT_ROW(IQ3_S, iq3_s, scalar),               \
-    DEQUANT_ROW(IQ4_NL, iq4_nl, scalar),   DEQUANT_ROW(IQ4_XS, iq4_xs, scalar),             \
+    DEQUANT_ROW(IQ1_S, iq1_s, scalar),     DEQUANT_ROW(IQ1_M, iq1_m, scalar),               \
+    DEQUANT_ROW(IQ2_XXS, iq2_xxs, scalar), DEQUANT_ROW(IQ2_XS, iq2_xs, scalar),             \
+    DEQUANT_ROW(IQ2_S, iq2_s, scalar),     DEQUANT_ROW(IQ3_XXS, iq3_xxs, scalar),           \
+    DEQUANT_ROW(IQ3_S, iq3_s, scalar),     DEQUANT_ROW(IQ4_NL, iq4_nl, scalar),             \
+    DEQUANT_ROW(IQ4_XS, iq4_xs, scalar),                                                    \
     DEQUANT_ROW(TQ1_0, tq1_0, scalar),     DEQUANT_ROW(TQ2_0, tq2_0, scalar),               \
     DEQUANT_ROW(MXFP4, mxfp4, scalar),     DEQUANT_ROW(NVFP4, nvfp4, scalar),               \
     DEQUANT_ROW(Q1_0, q1_0, scalar),       DEQUANT_ROW(Q2_0, q2_0, scalar)
@@ -32,8 +31,10 @@
         LEVEL_ROW(Q4_0, q4_0, level), LEVEL_ROW(Q4_1, q4_1, level),                         \
         LEVEL_ROW(Q5_0, q5_0, level), LEVEL_ROW(Q5_1, q5_1, level),                         \
         LEVEL_ROW(Q8_0, q8_0, level), LEVEL_ROW(Q8_1, q8_1, level),                         \
+        DEQUANT_ROW(Q2_K, q2_K, level), DEQUANT_ROW(Q3_K, q3_K, level),                     \
         DEQUANT_ROW(Q4_K, q4_K, level), DEQUANT_ROW(Q5_K, q5_K, level),                     \
-        DEQUANT_ROW(Q6_K, q6_K, level), DEQUANT_SCALAR_ROWS,                                \
+        DEQUANT_ROW(Q6_K, q6_K, level), DEQUANT_ROW(Q8_K, q8_K, level),                     \
+        DEQUANT_SCALAR_ROWS,                                                                \
     }
 
 static const inf_quant_kernels scalar_kernels[GGTK_TENSOR_TYPE_COUNT] = LEVEL_TABLE(scalar);
@@ -43,16 +44,18 @@ static const inf_quant_kernels avx512_kernels[GGTK_TENSOR_TYPE_COUNT] = LEVEL_TA
 #endif
 
 #if defined(__ARM_NEON) && defined(__aarch64__)
-/* NEON kernels exist for F16, BF16, Q4_0 and Q8_0 so far; the other types run their scalar
- * kernels. */
+/* NEON kernels exist for F16, BF16, Q4_0, Q8_0 and the Q4_K/Q6_K dequantizers so far; the other
+ * types run their scalar kernels. */
 static const inf_quant_kernels neon_kernels[GGTK_TENSOR_TYPE_COUNT] = {
     KERNELS(F32, inf_f32_to_float_copy, inf_f32_from_float_copy),
     LEVEL_ROW(F16, f16, neon),     LEVEL_ROW(BF16, bf16, neon),
     LEVEL_ROW(Q4_0, q4_0, neon),   LEVEL_ROW(Q4_1, q4_1, scalar),
     LEVEL_ROW(Q5_0, q5_0, scalar), LEVEL_ROW(Q5_1, q5_1, scalar),
     LEVEL_ROW(Q8_0, q8_0, neon),   LEVEL_ROW(Q8_1, q8_1, scalar),
-    DEQUANT_ROW(Q4_K, q4_K, scalar), DEQUANT_ROW(Q5_K, q5_K, scalar),
-    DEQUANT_ROW(Q6_K, q6_K, scalar), DEQUANT_SCALAR_ROWS,
+    DEQUANT_ROW(Q2_K, q2_K, scalar), DEQUANT_ROW(Q3_K, q3_K, scalar),
+    DEQUANT_ROW(Q4_K, q4_K, neon),   DEQUANT_ROW(Q5_K, q5_K, scalar),
+    DEQUANT_ROW(Q6_K, q6_K, neon),   DEQUANT_ROW(Q8_K, q8_K, scalar),
+    DEQUANT_SCALAR_ROWS,
 };
 #endif
 
