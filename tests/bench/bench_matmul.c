@@ -6,6 +6,7 @@
  * Prints one line per case: type, level, K, M, N, best and mean ms per product, and GFLOP/s for
  * float weights or effective GOP/s for quantized weights (2*K*M*N operations either way) from the
  * best and from the mean time. */
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,9 +26,32 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Types with a quantizer get quantized random rows; the others (K types, IQ*) random block
+ * bytes, each block redrawn until it dequantizes finite and below 100 (random fp16 scales are
+ * often huge or NaN). */
 static void fill_random(inf_tensor *t, unsigned seed)
 {
     const int64_t ne0 = t->ne[0], rows = inf_tensor_nrows(t);
+    if (!inf_type_can_quantize(t->type)) {
+        const ggtk_tensor_type_info *info = ggtk_tensor_type_info_get(t->type);
+        const int64_t blocks = rows * ne0 / info->block_size;
+        float *x = malloc(info->block_size * sizeof *x);
+        for (int64_t b = 0; b < blocks; b++) {
+            unsigned char *blk = (unsigned char *)t->data + (size_t)b * info->block_bytes;
+            for (int ok = 0; !ok;) {
+                for (uint32_t i = 0; i < info->block_bytes; i++) {
+                    seed = seed * 1664525u + 1013904223u;
+                    blk[i] = (unsigned char)(seed >> 24);
+                }
+                inf_dequantize_row(t->type, blk, x, info->block_size);
+                ok = 1;
+                for (uint32_t i = 0; i < info->block_size; i++)
+                    ok &= fabsf(x[i]) < 100.0f;
+            }
+        }
+        free(x);
+        return;
+    }
     float *row = malloc((size_t)ne0 * sizeof *row);
     for (int64_t r = 0; r < rows; r++) {
         for (int64_t i = 0; i < ne0; i++) {

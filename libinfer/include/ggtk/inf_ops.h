@@ -38,7 +38,7 @@ GGTK_API inf_tensor *inf_cpy(inf_context *ctx, inf_tensor *a, inf_tensor *b);
  * the write (read the cache through it, as for inf_cpy). */
 GGTK_API inf_tensor *inf_set_rows(inf_context *ctx, inf_tensor *dst, inf_tensor *src, inf_tensor *ids);
 
-/* Rows of `a` ([ne0, rows], any type libinfer can dequantize: F32, F16, BF16, Q8_0, Q4_0, Q4_1)
+/* Rows of `a` ([ne0, rows], any type libinfer can dequantize: see inf_type_can_dequantize())
  * picked by `ids` (I32 [n]), dequantized: result F32 [ne0, n]. Out-of-range ids make the compute
  * fail. */
 GGTK_API inf_tensor *inf_get_rows(inf_context *ctx, inf_tensor *a, inf_tensor *ids);
@@ -82,8 +82,9 @@ GGTK_API inf_tensor *inf_soft_max(inf_context *ctx, inf_tensor *a, inf_tensor *m
  * `a` is F32 [n_kv, n_q, ne2, ne3] with n_kv >= n_past + n_q. */
 GGTK_API inf_tensor *inf_soft_max_causal(inf_context *ctx, inf_tensor *a, float scale, int64_t n_past);
 
-/* Matrix product. `a` is [K, M, A2, A3] of type F32, F16, BF16, Q8_0, Q4_0 or Q4_1 (weights, a
- * K cache, ...); `b` is F32 [K, N, B2, B3] with B2 a multiple of A2 and B3 of A3 (a's matrices
+/* Matrix product. `a` is [K, M, A2, A3] of any type libinfer can dequantize (weights, a K
+ * cache, ...; Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and the K types multiply in 8-bit integers, the others
+ * through floats); `b` is F32 [K, N, B2, B3] with B2 a multiple of A2 and B3 of A3 (a's matrices
  * are shared by B2/A2 consecutive b matrices: grouped-query attention). The result is F32
  * [M, N, B2, B3] with dst[n][m] = dot(row m of a, row n of b). A quantized `a` must have
  * contiguous blocks (nb[0] one block); a float `a` and `b` may have any strides (a transposed

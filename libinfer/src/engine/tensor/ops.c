@@ -2,6 +2,7 @@
  * operation in a new result tensor. Nothing is computed here. */
 
 #include <ggtk/inf_ops.h>
+#include <ggtk/inf_quant.h>
 #include "tensor_internal.h"
 
 #define SHAPE_FMT "[%lld, %lld, %lld, %lld]"
@@ -36,11 +37,11 @@ static bool is_float_type(ggtk_tensor_type type)
     return type == GGTK_TENSOR_F32 || type == GGTK_TENSOR_F16 || type == GGTK_TENSOR_BF16;
 }
 
-/* Whether libinfer can turn rows of `type` into F32 (get_rows) or multiply them (mul_mat). */
+/* Whether libinfer can turn rows of `type` into F32 (get_rows) or multiply them (mul_mat):
+ * every type with a dequantizer. */
 static bool is_weight_type(ggtk_tensor_type type)
 {
-    return is_float_type(type) || type == GGTK_TENSOR_Q8_0 || type == GGTK_TENSOR_Q4_0 ||
-           type == GGTK_TENSOR_Q4_1;
+    return is_float_type(type) || inf_type_can_dequantize(type);
 }
 
 static bool can_broadcast(const inf_tensor *a, const inf_tensor *b)
@@ -198,7 +199,7 @@ inf_tensor *inf_get_rows(inf_context *ctx, inf_tensor *a, inf_tensor *ids)
     if (!is_weight_type(a->type) || a->ne[2] != 1 || a->ne[3] != 1 ||
         inf_tensor_nelements(ids) != ids->ne[0] || !inf_tensor_rows_contiguous(a)) {
         inf_context_fail(ctx, "GET_ROWS: '%s' %s " SHAPE_FMT " with ids " SHAPE_FMT
-                         " (expected a 2-D f32/f16/bf16/q8_0/q4_0/q4_1 matrix and 1-D ids)",
+                         " (expected a 2-D matrix of a dequantizable type and 1-D ids)",
                          a->name, inf_type_name(a->type), SHAPE_ARGS(a), SHAPE_ARGS(ids));
         return NULL;
     }
@@ -278,7 +279,7 @@ inf_tensor *inf_mul_mat(inf_context *ctx, inf_tensor *a, inf_tensor *b)
     if (!expect_type(ctx, "MUL_MAT", b, GGTK_TENSOR_F32))
         return NULL;
     if (!is_weight_type(a->type) || (!is_float_type(a->type) && !inf_tensor_rows_contiguous(a))) {
-        inf_context_fail(ctx, "MUL_MAT: '%s' is %s%s (expected f32/f16/bf16/q8_0/q4_0/q4_1)",
+        inf_context_fail(ctx, "MUL_MAT: '%s' is %s%s (expected a dequantizable type)",
                          a->name, inf_type_name(a->type),
                          inf_tensor_rows_contiguous(a) ? "" : " with non-contiguous blocks");
         return NULL;

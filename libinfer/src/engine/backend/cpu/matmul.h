@@ -7,21 +7,45 @@
  *    from memory serves all N rows (cache blocking for batches).
  *  - X is packed once per product, G rows to a group, shared by all threads.
  *
- * Quantized weights (Q8_0, Q4_0, Q4_1) meet activations quantized to 8 bits in blocks of 32 (as
- * llama.cpp: Q8_0 for Q8_0/Q4_0 weights, Q8_1 with block sums for Q4_1). Weight bytes are stored
- * unsigned (Q8_0 as q + 128, Q4 as the nibble 0..15) so that one unsigned-by-signed byte dot
- * product instruction (vpdpbusd) does the work; the offset it adds is removed by starting each
- * block's sum at a correction computed from the activation block's sum. (A level may keep its
- * own weight byte form: the packed panel is private to that level's pack and gemm pair.)
+ * Quantized weights (the types with an mm_weight_format below) meet activations quantized to 8
+ * bits in blocks of 32. Every such weight type is rewritten, per block of 32 columns, as 32
+ * unsigned codes u and, per sub-block of S = 32 or 16 columns, a float scale d and minimum m:
+ *   symmetric types  w = d * (u - offset)   (Q8_0, Q4_0, Q5_0, Q6_K, Q3_K)
+ *   affine types     w = d * u + m          (Q4_1, Q5_1, Q4_K, Q5_K, Q2_K)
+ * where d and m are exact in float (a fp16 scale times a small integer sub-block scale), so
+ * d * u + m is bit for bit what the type's dequantizer computes. One unsigned-by-signed byte dot
+ * product instruction (vpdpbusd) then gives sum(u * a) over a sub-block exactly; symmetric types
+ * start that sum at -offset * sum(a) (an activation-side integer, so the integer part is the
+ * exact dot product of the signed codes), affine ones add m * s with s = d_a * sum(a) as a float.
+ * Each sub-block's float work is, in this order at every level, acc = fma(isum, d * d_a, acc)
+ * and for affine types acc = fma(m, s, acc), and all levels cut the reduction into the same chunks
+ * (MM_Q_CHUNK_BLOCKS): every level gives identical bits. (A level may keep its own weight byte form: the packed panel is private
+ * to that level's pack and gemm pair; AVX2 keeps Q8_0 signed.)
  *
- * Packed quantized weight panel, for each block b of 32 columns:
+ * K types have 256-element super-blocks; Q4_K/Q5_K's 32-element sub-blocks are one block each,
+ * Q6_K/Q3_K/Q2_K's 16-element sub-blocks are the two halves of a block (S = 16: two scales,
+ * two minimums and two activation sums per block).
+ *
+ * Activations: the legacy types meet llama.cpp's own formats (Q8_0: fp16 scale, for Q8_0, Q4_0,
+ * Q5_0; Q8_1: fp16 scale and fp16-rounded sum s, for Q4_1, Q5_1), so products agree with ggml's.
+ * For K types ggml uses Q8_K (one float scale per 256 elements); here they get 8-bit codes per
+ * 32 elements with a float scale amax/127 (MM_ACT_Q8_F32), and s = d_a * sum(a) in float: a
+ * block's scale is never larger than its super-block's, so every activation is represented at
+ * least as finely as with Q8_K, and the sums carry no fp16 rounding. The consequence: K-type
+ * products differ from llama.cpp's by that (smaller) activation rounding, not bit for bit.
+ *
+ * Packed quantized weight panel (a chunk of n_blocks blocks of 32 columns), for each block b:
  *   qs: 8 groups g of [P rows][4 bytes] (bytes 4g..4g+3 of each row's block), P*32 bytes
- *   then, after all blocks: d[blocks][P] floats (scale), m[blocks][P] floats (Q4_1 minimum)
+ *   then, after all blocks: d[n_blocks * subs][P] floats, m[n_blocks * subs][P] floats, where
+ *   subs = 32 / S and entry b * subs + s belongs to sub-block s of block b.
  * Packed quantized activation group, for each block b: qs 8 groups of [G rows][4 bytes], then
- *   d[G] floats, then c[G] 32-bit words: for Q8_0/Q4_0 weights the int32 start value
- *   -offset * sum(q) (offset 128 or 8), for Q4_1 the float s = d * sum(q) of Q8_1.
+ *   d[G] floats, then c[subs][G] 32-bit words: for symmetric weights the int32 start value
+ *   -offset * sum(a over the sub-block), for affine ones the float s of the sub-block.
  * Packed float panel: [K][P] floats. Packed float activation group: [K][G] floats.
  * Rows past the end of W or X are packed as zeros.
+ *
+ * Every other type with a dequantizer (F32, F16, BF16, IQ*, TQ*, MXFP4 ...) takes the float
+ * path: its panel is packed by widening or dequantizing rows.
  */
 #ifndef INF_MATMUL_H
 #define INF_MATMUL_H
@@ -34,6 +58,12 @@
 
 #define MM_BLOCK 32
 
+/* The integer path cuts the reduction into equal chunks of at most this many blocks, so that a
+ * panel's chunk stays in L1 (27 KiB at 32 rows, 36 KiB with two sub-blocks) and all activation
+ * groups' chunks in L2; partial sums accumulate in dst. Every level uses the same chunks, so
+ * every level's integer-path products are the same floats bit for bit (see below). */
+#define MM_Q_CHUNK_BLOCKS 24
+
 /* How a kernel writes its tile into dst. */
 typedef enum mm_store {
     MM_STORE,  /* overwrite */
@@ -42,21 +72,49 @@ typedef enum mm_store {
                   caches, e.g. logits); the driver fences after the product */
 } mm_store;
 
-/* Bytes of one packed quantized activation block of a group of g rows. */
-static inline size_t mm_act_block_bytes(int g)
+/* How activation rows are quantized for a weight type (see the header comment). */
+typedef enum mm_act_kind {
+    MM_ACT_Q8_0,   /* libinfer's Q8_0 (ggml's): fp16 scale */
+    MM_ACT_Q8_1,   /* libinfer's Q8_1 (ggml's): fp16 scale, fp16 s */
+    MM_ACT_Q8_F32, /* codes round(a * 127 / amax), float scale amax / 127, exact float s */
+} mm_act_kind;
+
+/* The 32 unsigned codes of block b (0-based, in blocks of 32 columns) of a weight row starting
+ * at `row`. */
+typedef void (*mm_codes_fn)(const char *row, int64_t b, uint8_t u[MM_BLOCK]);
+/* The scale and minimum of each sub-block of that block (d[0..subs), m[0..subs)). */
+typedef void (*mm_scales_fn)(const char *row, int64_t b, float *d, float *m);
+
+/* One row per quantized weight type the integer path multiplies. */
+typedef struct mm_weight_format {
+    ggtk_tensor_type type;
+    int subs;          /* sub-blocks per block of 32: 1 (S = 32) or 2 (S = 16) */
+    bool affine;       /* w = d * u + m; otherwise w = d * (u - offset) */
+    int offset;        /* symmetric types' code offset */
+    int max_code;      /* largest u (bounds the 16-bit pair sums of AVX2's vpmaddubsw) */
+    mm_act_kind act;
+    mm_codes_fn codes;
+    mm_scales_fn scales;
+} mm_weight_format;
+
+/* The integer-path format of a weight type, or NULL for types that take the float path. */
+const mm_weight_format *mm_weight_format_get(ggtk_tensor_type type);
+
+/* Bytes of one packed quantized activation block of a group of g rows with `subs` sums. */
+static inline size_t mm_act_block_bytes(int g, int subs)
 {
-    return (size_t)g * (MM_BLOCK + 8);
+    return (size_t)g * (MM_BLOCK + 4 + 4 * (size_t)subs);
 }
 
-/* Pack rows [0, rows) of quantized weights (type Q8_0, Q4_0 or Q4_1; rows `row_stride` bytes
- * apart, n_blocks blocks each) into a panel of p rows (rows >= `rows` become zero). */
-typedef void (*mm_pack_q_fn)(ggtk_tensor_type type, const char *w, size_t row_stride, int rows,
-                             int64_t n_blocks, int p, uint8_t *qs, float *d, float *m);
+/* Pack blocks [b0, b0 + n_blocks) of rows [0, rows) of quantized weights (rows start at w,
+ * `row_stride` bytes apart) into a panel of p rows (rows >= `rows` become zero). */
+typedef void (*mm_pack_q_fn)(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
+                             int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m);
 
 /* Product of a packed quantized panel and one packed activation group: writes dst[j][i] as
  * `store` says for rows j < nr of the group and panel rows i < m_valid; dst rows are dst_stride
  * bytes apart. */
-typedef void (*mm_gemm_q_fn)(ggtk_tensor_type type, const uint8_t *qs, const float *d,
+typedef void (*mm_gemm_q_fn)(const mm_weight_format *f, const uint8_t *qs, const float *d,
                              const float *m, const uint8_t *act, int64_t n_blocks, int nr,
                              float *dst, size_t dst_stride, int m_valid, mm_store store);
 
@@ -73,17 +131,20 @@ typedef void (*mm_pack_act_f_fn)(const float *const *rows, int g, int64_t K, flo
 typedef void (*mm_gemm_f_fn)(const float *panel, const float *act, int64_t K, int nr, float *dst,
                              size_t dst_stride, int m_valid, mm_store store);
 
+/* Quantize a row of n activations (n a multiple of 32) for MM_ACT_Q8_F32 weights: codes q[n],
+ * block scales d[n / 32], as mm_quantize_act_q8_f32 block by block (bit for bit). */
+typedef void (*mm_quantize_act_fn)(const float *x, int64_t n, int8_t *q, float *d);
+
 /* One level's kernels and the tile geometry they were written for. */
 typedef struct mm_kernels {
     const char *name;
     int panel_rows;   /* P for both paths */
     int q_group;      /* G of quantized activation groups */
     int f_group;      /* G of float activation groups */
-    /* The reduction dimension is cut into equal chunks of at most these sizes, so that a panel's
-     * chunk stays in L1 (quantized) or L2 (float) and all activation groups' chunks in L2;
-     * partial sums accumulate in dst. */
-    int q_chunk_blocks; /* blocks of 32 per chunk, quantized path */
-    int f_chunk;        /* elements per chunk, float path */
+    /* The float path's reduction is cut into equal chunks of at most f_chunk elements, so that
+     * a panel's chunk stays in L2; partial sums accumulate in dst. */
+    int f_chunk;
+    mm_quantize_act_fn quantize_act;
     mm_pack_q_fn pack_q;
     mm_gemm_q_fn gemm_q;
     mm_pack_f_fn pack_f;
@@ -95,12 +156,35 @@ typedef struct mm_kernels {
  * kernels). Static storage. */
 const mm_kernels *mm_kernels_get(void);
 
+/* The activation codes of one block of 32 for MM_ACT_Q8_F32: d = amax / 127, q = x * 127 / amax
+ * rounded to nearest (ties to even); zero codes for blocks below 2^-100. A block holding NaN or
+ * +-Inf gets d = NaN and zero codes, so products with it are NaN. */
+void mm_quantize_act_q8_f32(const float x[MM_BLOCK], int8_t q[MM_BLOCK], float *d);
+/* That, for a row (the scalar level's mm_quantize_act_fn). */
+void mm_quantize_act_generic(const float *x, int64_t n, int8_t *q, float *d);
+
 /* Portable packers, used by the scalar level and as a fallback by the others. */
-void mm_pack_q_generic(ggtk_tensor_type type, const char *w, size_t row_stride, int rows,
-                       int64_t n_blocks, int p, uint8_t *qs, float *d, float *m);
+void mm_pack_q_generic(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
+                       int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m);
 void mm_pack_f_generic(ggtk_tensor_type type, const char *w, size_t nb0, size_t nb1, int rows,
                        int64_t K, int p, float *panel);
 void mm_pack_act_f_generic(const float *const *rows, int g, int64_t K, float *group);
+
+/* Pack a p-row float panel of K elements of a block-quantized type by dequantizing rows (rows
+ * `row_stride` bytes apart, K a multiple of the type's block size and at most MM_DEQUANT_MAX). */
+#define MM_DEQUANT_MAX 2048
+void mm_pack_f_dequantized(ggtk_tensor_type type, const char *w, size_t row_stride, int rows,
+                           int64_t K, int p, float *panel);
+
+#if defined(__x86_64__)
+/* The AVX2 packer (p a multiple of 8; Q8_0's codes signed when `signed_q8`), also used by the
+ * AVX-512 level for the types it does not gather. */
+void mm_pack_q_x86(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
+                   int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m,
+                   bool signed_q8);
+/* The AVX2 activation quantizer (mm_quantize_act_fn), also the AVX-512 level's. */
+void mm_quantize_act_x86(const float *x, int64_t n, int8_t *q, float *d);
+#endif
 
 extern const mm_kernels mm_kernels_scalar;
 #if defined(__x86_64__)

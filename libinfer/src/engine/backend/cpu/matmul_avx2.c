@@ -2,26 +2,198 @@
  * AVX-512. Tiles: 16 weight rows (two 8-lane vectors) by 4 quantized or 6 float activation rows.
  *
  * Without VNNI the byte dot product is vpmaddubsw (unsigned x signed bytes to saturating 16-bit
- * pair sums) then vpmaddwd by ones. Q4 nibbles are small enough to add eight group results in
- * 16 bits before widening. Q8_0 weights would saturate in the unsigned (q + 128) form, so this
- * level packs them signed and uses |w| * sign(a, w) instead, with no correction term. */
+ * pair sums) then vpmaddwd by ones. With activation codes in [-127, 127], a pair sum is at most
+ * 2 * 127 * max_code, so 4-bit codes add eight group results in 16 bits before widening, 5-bit
+ * codes four and Q6_K's 6-bit codes two. Q8_0 weights would saturate in the unsigned (q + 128)
+ * form, so this level packs them signed and uses |w| * sign(a, w) instead, with no correction
+ * term. The integer sums are exact either way, so the results equal the other levels' bit for
+ * bit. */
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "matmul.h"
+#include "engine/quant_kernels/quant_internal.h"
+#include "engine/quant_kernels/quant_kblocks.h"
 
 enum { P = 16, GQ = 4, GF = 6 };
 
-static void pack_q_avx2(ggtk_tensor_type type, const char *w, size_t row_stride, int rows,
-                        int64_t n_blocks, int p, uint8_t *qs, float *d, float *m)
+/* ----------------------------------------------------------------------------------------------
+ * Packing: each row's 32 codes of a block are expanded in one register, and eight rows at a time
+ * are transposed by 4-byte groups into the panel layout.
+ * -------------------------------------------------------------------------------------------- */
+
+/* Byte e (0..31) of the result: `value` where bit e of `bits` is set, else 0. */
+static inline __m256i bits_to_bytes(uint32_t bits, uint8_t value)
 {
-    mm_pack_q_generic(type, w, row_stride, rows, n_blocks, p, qs, d, m);
-    if (type != GGTK_TENSOR_Q8_0)
-        return;
-    const size_t n = (size_t)n_blocks * (size_t)p * MM_BLOCK;
-    for (size_t i = 0; i < n; i++)
-        qs[i] ^= 0x80; /* back to the signed codes */
+    const __m256i pick = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                          2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+    const __m256i v = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32((int)bits), pick), bit);
+    return _mm256_and_si256(_mm256_cmpeq_epi8(v, bit), _mm256_set1_epi8((char)value));
+}
+
+/* The low `mask` bits of each byte of 32 bytes at p shifted right by `shift` (shift + bits of
+ * mask <= 8, so 16-bit shifts never mix neighbouring bytes into the kept bits). */
+static inline __m256i field(const uint8_t *p, int shift, uint8_t mask)
+{
+    const __m256i v = _mm256_loadu_si256((const __m256i *)p);
+    return _mm256_and_si256(_mm256_srl_epi16(v, _mm_cvtsi32_si128(shift)), _mm256_set1_epi8((char)mask));
+}
+
+/* 16 bytes of nibbles: low nibbles are elements 0..15, high nibbles 16..31. */
+static inline __m256i nibbles(const uint8_t *qs)
+{
+    const __m128i v = _mm_loadu_si128((const __m128i *)qs), low = _mm_set1_epi8(0x0F);
+    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(v, 4), low), _mm_and_si128(v, low));
+}
+
+static inline uint32_t load_u32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* The 32 codes of block b of a row (as mm_codes_fn; Q8_0 signed when `signed_q8`). */
+static inline __m256i block_codes(const mm_weight_format *f, const char *row, int64_t b, bool signed_q8)
+{
+    const int j = (int)(b % (QUANT_KBLOCK / MM_BLOCK));
+    const int64_t sb = b / (QUANT_KBLOCK / MM_BLOCK);
+    switch (f->type) {
+    case GGTK_TENSOR_Q8_0: {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)((const block_q8_0 *)row + b)->qs);
+        return signed_q8 ? v : _mm256_xor_si256(v, _mm256_set1_epi8((char)0x80));
+    }
+    case GGTK_TENSOR_Q4_0:
+        return nibbles(((const block_q4_0 *)row + b)->qs);
+    case GGTK_TENSOR_Q4_1:
+        return nibbles(((const block_q4_1 *)row + b)->qs);
+    case GGTK_TENSOR_Q5_0: {
+        const block_q5_0 *blk = (const block_q5_0 *)row + b;
+        return _mm256_or_si256(nibbles(blk->qs), bits_to_bytes(load_u32(blk->qh), 16));
+    }
+    case GGTK_TENSOR_Q5_1: {
+        const block_q5_1 *blk = (const block_q5_1 *)row + b;
+        return _mm256_or_si256(nibbles(blk->qs), bits_to_bytes(load_u32(blk->qh), 16));
+    }
+    case GGTK_TENSOR_Q4_K:
+        return field(((const block_q4_K *)row + sb)->qs + 32 * (j / 2), 4 * (j % 2), 0x0F);
+    case GGTK_TENSOR_Q5_K: {
+        const block_q5_K *blk = (const block_q5_K *)row + sb;
+        return _mm256_or_si256(field(blk->qs + 32 * (j / 2), 4 * (j % 2), 0x0F),
+                               _mm256_slli_epi16(field(blk->qh, j, 1), 4));
+    }
+    case GGTK_TENSOR_Q6_K: {
+        const block_q6_K *blk = (const block_q6_K *)row + sb;
+        const int h = j / 4, s = j % 4;
+        return _mm256_or_si256(field(blk->ql + 64 * h + 32 * (s % 2), 4 * (s / 2), 0x0F),
+                               _mm256_slli_epi16(field(blk->qh + 32 * h, 2 * s, 3), 4));
+    }
+    case GGTK_TENSOR_Q3_K: {
+        const block_q3_K *blk = (const block_q3_K *)row + sb;
+        return _mm256_or_si256(field(blk->qs + 32 * (j / 4), 2 * (j % 4), 3),
+                               _mm256_slli_epi16(field(blk->hmask, j, 1), 2));
+    }
+    case GGTK_TENSOR_Q2_K:
+        return field(((const block_q2_K *)row + sb)->qs + 32 * (j / 4), 2 * (j % 4), 3);
+    default: {
+        uint8_t u[MM_BLOCK];
+        f->codes(row, b, u);
+        return _mm256_loadu_si256((const __m256i *)u);
+    }
+    }
+}
+
+/* Store eight rows' codes r[0..7] (4-byte groups g = 0..7 in each) as groups of 8 rows at
+ * out + g * p * 4. */
+static inline void store_transposed(__m256i r[8], uint8_t *out, int p)
+{
+    __m256i t[8], s[8];
+    for (int i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 2; i++) {
+        s[4 * i] = _mm256_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+        s[4 * i + 1] = _mm256_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+        s[4 * i + 2] = _mm256_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        s[4 * i + 3] = _mm256_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    /* s[c] (rows 0..3) and s[4 + c] (rows 4..7) hold groups c and c + 4 in their two halves. */
+    for (int c = 0; c < 4; c++) {
+        _mm256_storeu_si256((__m256i *)(out + (size_t)c * p * 4), _mm256_permute2x128_si256(s[c], s[4 + c], 0x20));
+        _mm256_storeu_si256((__m256i *)(out + (size_t)(c + 4) * p * 4),
+                            _mm256_permute2x128_si256(s[c], s[4 + c], 0x31));
+    }
+}
+
+void mm_pack_q_x86(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
+                   int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m,
+                   bool signed_q8)
+{
+    const int subs = f->subs;
+    /* Eight rows at a time, each read front to back: eight streams the prefetchers follow. */
+    for (int i0 = 0; i0 < p; i0 += 8) {
+        for (int64_t b = 0; b < n_blocks; b++) {
+            uint8_t *out = qs + (size_t)b * (size_t)p * MM_BLOCK;
+            __m256i r[8];
+            for (int i = 0; i < 8; i++) {
+                const char *row = w + (size_t)(i0 + i) * row_stride;
+                float scale[2] = {0.0f, 0.0f}, min[2] = {0.0f, 0.0f};
+                r[i] = _mm256_setzero_si256();
+                if (i0 + i < rows) {
+                    r[i] = block_codes(f, row, b0 + b, signed_q8);
+                    f->scales(row, b0 + b, scale, min);
+                }
+                for (int s = 0; s < subs; s++) {
+                    d[(b * subs + s) * p + i0 + i] = scale[s];
+                    m[(b * subs + s) * p + i0 + i] = min[s];
+                }
+            }
+            store_transposed(r, out + (size_t)i0 * 4, p);
+        }
+    }
+}
+
+static void pack_q_avx2(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
+                        int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m)
+{
+    mm_pack_q_x86(f, w, row_stride, rows, b0, n_blocks, p, qs, d, m, true);
+}
+
+void mm_quantize_act_x86(const float *x, int64_t n, int8_t *q, float *d)
+{
+    const __m256i abs_bits = _mm256_set1_epi32(0x7FFFFFFF);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    for (int64_t b = 0; b < n / MM_BLOCK; b++) {
+        const float *xb = x + b * MM_BLOCK;
+        __m256 v[4];
+        __m256i top = _mm256_setzero_si256();
+        for (int i = 0; i < 4; i++) {
+            v[i] = _mm256_loadu_ps(xb + 8 * i);
+            /* |x| as integers orders like the values, NaN and Inf at the top (QUANT_INF_BITS). */
+            top = _mm256_max_epi32(top, _mm256_and_si256(_mm256_castps_si256(v[i]), abs_bits));
+        }
+        __m128i t = _mm_max_epi32(_mm256_castsi256_si128(top), _mm256_extracti128_si256(top, 1));
+        t = _mm_max_epi32(t, _mm_shuffle_epi32(t, 0x4E));
+        t = _mm_max_epi32(t, _mm_shuffle_epi32(t, 0xB1));
+        const uint32_t bits = (uint32_t)_mm_cvtsi128_si32(t);
+        int8_t *qb = q + b * MM_BLOCK;
+        if (bits >= QUANT_INF_BITS || bits < quant_f32_bits(0x1p-100f)) {
+            mm_quantize_act_q8_f32(xb, qb, &d[b]); /* non-finite or tiny: the portable rules */
+            continue;
+        }
+        const float amax = quant_f32_from_bits(bits);
+        d[b] = amax / 127.0f;
+        const __m256 id = _mm256_set1_ps(127.0f / amax);
+        __m256i r[4];
+        for (int i = 0; i < 4; i++)
+            r[i] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[i], id),
+                                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        const __m256i w = _mm256_packs_epi16(_mm256_packs_epi32(r[0], r[1]), _mm256_packs_epi32(r[2], r[3]));
+        _mm256_storeu_si256((__m256i *)qb, _mm256_permutevar8x32_epi32(w, order));
+    }
 }
 
 /* Integer dot products of one 4-byte group of 16 weight rows with one activation row. */
@@ -30,10 +202,70 @@ static inline __m256i dot_q8(__m256i w, __m256i a)
     return _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w));
 }
 
-static inline __attribute__((always_inline)) void gemm_q_tile(ggtk_tensor_type type,
-                                                              const uint8_t *qs, const float *d,
+/* One quantized tile for weights with `subs` sub-blocks per block, `affine` or symmetric:
+ * `run` groups of 16-bit pair sums are added before widening (run * 2 * max_code * 127 must fit
+ * in int16). */
+static inline __attribute__((always_inline)) void gemm_q_tile(const uint8_t *qs, const float *d,
                                                               const float *m, const uint8_t *act,
-                                                              int64_t n_blocks, __m256 acc[GQ][2])
+                                                              int64_t n_blocks, int subs, int affine,
+                                                              int run, __m256 acc[GQ][2])
+{
+    const __m256i ones = _mm256_set1_epi16(1);
+    const int groups = 8 / subs;
+#pragma GCC unroll 8
+    for (int j = 0; j < GQ; j++)
+        acc[j][0] = acc[j][1] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n_blocks; b++) {
+        const uint8_t *wq = qs + (size_t)b * P * MM_BLOCK;
+        const uint8_t *aq = act + (size_t)b * mm_act_block_bytes(GQ, subs);
+        const float *ad = (const float *)(aq + GQ * MM_BLOCK);
+        const int32_t *ac = (const int32_t *)(ad + GQ);
+#pragma GCC unroll 2
+        for (int s = 0; s < subs; s++) {
+            const float *ds = d + (b * subs + s) * P, *ms = m + (b * subs + s) * P;
+            const __m256 d0 = _mm256_loadu_ps(ds), d1 = _mm256_loadu_ps(ds + 8);
+#pragma GCC unroll 8
+            for (int j = 0; j < GQ; j++) {
+                __m256i s0 = affine ? _mm256_setzero_si256() : _mm256_set1_epi32(ac[s * GQ + j]);
+                __m256i s1 = s0;
+#pragma GCC unroll 8
+                for (int g0 = s * groups; g0 < (s + 1) * groups; g0 += run) {
+                    __m256i p0 = _mm256_setzero_si256(), p1 = _mm256_setzero_si256();
+#pragma GCC unroll 8
+                    for (int g = g0; g < g0 + run; g++) {
+                        int32_t a4;
+                        memcpy(&a4, aq + (g * GQ + j) * 4, 4);
+                        const __m256i a = _mm256_set1_epi32(a4);
+                        const __m256i w0 = _mm256_loadu_si256((const __m256i *)(wq + g * P * 4));
+                        const __m256i w1 = _mm256_loadu_si256((const __m256i *)(wq + g * P * 4 + 32));
+                        p0 = _mm256_add_epi16(p0, _mm256_maddubs_epi16(w0, a));
+                        p1 = _mm256_add_epi16(p1, _mm256_maddubs_epi16(w1, a));
+                    }
+                    s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(p0, ones));
+                    s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(p1, ones));
+                }
+                const __m256 da = _mm256_set1_ps(ad[j]);
+                acc[j][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0), _mm256_mul_ps(d0, da), acc[j][0]);
+                acc[j][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s1), _mm256_mul_ps(d1, da), acc[j][1]);
+                if (affine) {
+                    float sa;
+                    memcpy(&sa, &ac[s * GQ + j], sizeof sa);
+                    const __m256 vs = _mm256_set1_ps(sa);
+                    acc[j][0] = _mm256_fmadd_ps(_mm256_loadu_ps(ms), vs, acc[j][0]);
+                    acc[j][1] = _mm256_fmadd_ps(_mm256_loadu_ps(ms + 8), vs, acc[j][1]);
+                }
+            }
+        }
+    }
+}
+
+/* The tile for formats with one sub-block per block whose codes fit 16-bit sums over a whole
+ * block (4-bit codes: eight group results of at most 3810) and for Q8_0: the same integer sums
+ * and float operations as gemm_q_tile, in the loop shape the compiler schedules best. */
+static inline __attribute__((always_inline)) void gemm_q_tile_block(const uint8_t *qs, const float *d,
+                                                                    const float *m, const uint8_t *act,
+                                                                    int64_t n_blocks, int affine,
+                                                                    int signed_q8, __m256 acc[GQ][2])
 {
     const __m256i ones = _mm256_set1_epi16(1);
 #pragma GCC unroll 8
@@ -41,7 +273,7 @@ static inline __attribute__((always_inline)) void gemm_q_tile(ggtk_tensor_type t
         acc[j][0] = acc[j][1] = _mm256_setzero_ps();
     for (int64_t b = 0; b < n_blocks; b++) {
         const uint8_t *wq = qs + (size_t)b * P * MM_BLOCK;
-        const uint8_t *aq = act + (size_t)b * mm_act_block_bytes(GQ);
+        const uint8_t *aq = act + (size_t)b * mm_act_block_bytes(GQ, 1);
         const float *ad = (const float *)(aq + GQ * MM_BLOCK);
         const int32_t *ac = (const int32_t *)(ad + GQ);
         const __m256 d0 = _mm256_loadu_ps(d + b * P), d1 = _mm256_loadu_ps(d + b * P + 8);
@@ -55,29 +287,28 @@ static inline __attribute__((always_inline)) void gemm_q_tile(ggtk_tensor_type t
                 const __m256i a = _mm256_set1_epi32(a4);
                 const __m256i w0 = _mm256_loadu_si256((const __m256i *)(wq + g * P * 4));
                 const __m256i w1 = _mm256_loadu_si256((const __m256i *)(wq + g * P * 4 + 32));
-                if (type == GGTK_TENSOR_Q8_0) {
+                if (signed_q8) {
                     s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(dot_q8(w0, a), ones));
                     s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(dot_q8(w1, a), ones));
-                } else { /* nibbles: eight 16-bit pair sums of at most 3810 fit */
+                } else {
                     s0 = _mm256_add_epi16(s0, _mm256_maddubs_epi16(w0, a));
                     s1 = _mm256_add_epi16(s1, _mm256_maddubs_epi16(w1, a));
                 }
             }
-            if (type != GGTK_TENSOR_Q8_0) {
-                const __m256i start = type == GGTK_TENSOR_Q4_0 ? _mm256_set1_epi32(ac[j])
-                                                               : _mm256_setzero_si256();
+            if (!signed_q8) {
+                const __m256i start = affine ? _mm256_setzero_si256() : _mm256_set1_epi32(ac[j]);
                 s0 = _mm256_add_epi32(_mm256_madd_epi16(s0, ones), start);
                 s1 = _mm256_add_epi32(_mm256_madd_epi16(s1, ones), start);
             }
             const __m256 da = _mm256_set1_ps(ad[j]);
             acc[j][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s0), _mm256_mul_ps(d0, da), acc[j][0]);
             acc[j][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s1), _mm256_mul_ps(d1, da), acc[j][1]);
-            if (type == GGTK_TENSOR_Q4_1) {
-                float s;
-                memcpy(&s, &ac[j], sizeof s);
-                const __m256 sa = _mm256_set1_ps(s);
-                acc[j][0] = _mm256_fmadd_ps(_mm256_loadu_ps(m + b * P), sa, acc[j][0]);
-                acc[j][1] = _mm256_fmadd_ps(_mm256_loadu_ps(m + b * P + 8), sa, acc[j][1]);
+            if (affine) {
+                float sa;
+                memcpy(&sa, &ac[j], sizeof sa);
+                const __m256 vs = _mm256_set1_ps(sa);
+                acc[j][0] = _mm256_fmadd_ps(_mm256_loadu_ps(m + b * P), vs, acc[j][0]);
+                acc[j][1] = _mm256_fmadd_ps(_mm256_loadu_ps(m + b * P + 8), vs, acc[j][1]);
             }
         }
     }
@@ -100,17 +331,26 @@ static void store_tile(const float *tile, int g, int nr, float *dst, size_t dst_
     }
 }
 
-static void gemm_q_avx2(ggtk_tensor_type type, const uint8_t *qs, const float *d, const float *m,
-                        const uint8_t *act, int64_t n_blocks, int nr, float *dst,
+static void gemm_q_avx2(const mm_weight_format *f, const uint8_t *qs, const float *d,
+                        const float *m, const uint8_t *act, int64_t n_blocks, int nr, float *dst,
                         size_t dst_stride, int m_valid, mm_store store)
 {
     __m256 acc[GQ][2];
-    if (type == GGTK_TENSOR_Q8_0)
-        gemm_q_tile(GGTK_TENSOR_Q8_0, qs, d, m, act, n_blocks, acc);
-    else if (type == GGTK_TENSOR_Q4_0)
-        gemm_q_tile(GGTK_TENSOR_Q4_0, qs, d, m, act, n_blocks, acc);
+    /* One specialisation per (sub-blocks, affine, form, 16-bit run) the formats use. */
+    const int run = f->max_code <= 15 ? 8 : f->max_code <= 31 ? 4 : 2;
+    if (f->type == GGTK_TENSOR_Q8_0)
+        gemm_q_tile_block(qs, d, m, act, n_blocks, 0, 1, acc);
+    else if (f->subs == 1 && run == 8)
+        f->affine ? gemm_q_tile_block(qs, d, m, act, n_blocks, 1, 0, acc)
+                  : gemm_q_tile_block(qs, d, m, act, n_blocks, 0, 0, acc);
+    else if (f->subs == 1)
+        f->affine ? gemm_q_tile(qs, d, m, act, n_blocks, 1, 1, 4, acc)
+                  : gemm_q_tile(qs, d, m, act, n_blocks, 1, 0, 4, acc);
+    else if (run == 2)
+        gemm_q_tile(qs, d, m, act, n_blocks, 2, 0, 2, acc);
     else
-        gemm_q_tile(GGTK_TENSOR_Q4_1, qs, d, m, act, n_blocks, acc);
+        f->affine ? gemm_q_tile(qs, d, m, act, n_blocks, 2, 1, 4, acc)
+                  : gemm_q_tile(qs, d, m, act, n_blocks, 2, 0, 4, acc);
     float tile[GQ * P];
 #pragma GCC unroll 8
     for (int j = 0; j < GQ; j++) {
@@ -150,8 +390,8 @@ const mm_kernels mm_kernels_avx2 = {
     .panel_rows = P,
     .q_group = GQ,
     .f_group = GF,
-    .q_chunk_blocks = 48, /* 27 KiB of panel */
     .f_chunk = 1280,      /* 80 KiB of panel */
+    .quantize_act = mm_quantize_act_x86,
     .pack_q = pack_q_avx2,
     .gemm_q = gemm_q_avx2,
     .pack_f = mm_pack_f_generic,

@@ -26,11 +26,15 @@ static __mmask16 row_mask(int rows, int half)
     return n >= 16 ? (__mmask16)0xFFFF : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1);
 }
 
-static void pack_q_avx512(ggtk_tensor_type type, const char *w, size_t row_stride, int rows,
-                          int64_t n_blocks, int p, uint8_t *qs, float *d, float *m)
+/* Q8_0, Q4_0 and Q4_1 panels are gathered 16 rows at a time; the other types use the AVX2
+ * packer. */
+static void pack_q_avx512(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
+                          int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m)
 {
-    if (p != P || (uint64_t)row_stride * P > INT32_MAX) {
-        mm_pack_q_generic(type, w, row_stride, rows, n_blocks, p, qs, d, m);
+    const ggtk_tensor_type type = f->type;
+    if (p != P || (uint64_t)row_stride * P > INT32_MAX ||
+        (type != GGTK_TENSOR_Q8_0 && type != GGTK_TENSOR_Q4_0 && type != GGTK_TENSOR_Q4_1)) {
+        mm_pack_q_x86(f, w, row_stride, rows, b0, n_blocks, p, qs, d, m, false);
         return;
     }
     const size_t bytes = type == GGTK_TENSOR_Q8_0   ? sizeof(block_q8_0)
@@ -44,7 +48,7 @@ static void pack_q_avx512(ggtk_tensor_type type, const char *w, size_t row_strid
         const __m512i offsets = _mm512_mullo_epi32(_mm512_add_epi32(lane, _mm512_set1_epi32(16 * half)),
                                                    _mm512_set1_epi32((int)row_stride));
         for (int64_t b = 0; b < n_blocks; b++) {
-            const char *block = w + (size_t)b * bytes;
+            const char *block = w + (size_t)(b0 + b) * bytes;
             uint8_t *out = qs + (size_t)b * P * MM_BLOCK + (size_t)half * 64;
             const __m512i head = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), mask, offsets, block, 1);
             _mm512_storeu_ps(d + b * P + 16 * half, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(head)));
@@ -223,66 +227,77 @@ static inline void store_tile(__m512 acc[][2], int g, int nr, float *dst, size_t
     }
 }
 
-/* One quantized tile; `q41` selects the Q4_1 form (sums as floats, minimum term). */
+/* One quantized tile for weights with `subs` sub-blocks per block, `affine` or symmetric. */
 static inline __attribute__((always_inline)) void gemm_q_tile(const uint8_t *qs, const float *d,
                                                               const float *m, const uint8_t *act,
-                                                              int64_t n_blocks, int q41, __m512 acc[GQ][2])
+                                                              int64_t n_blocks, int subs, int affine,
+                                                              __m512 acc[GQ][2])
 {
-    #pragma GCC unroll 16
+    const int groups = 8 / subs;
+#pragma GCC unroll 16
     for (int j = 0; j < GQ; j++)
         acc[j][0] = acc[j][1] = _mm512_setzero_ps();
     for (int64_t b = 0; b < n_blocks; b++) {
         const uint8_t *wq = qs + (size_t)b * P * MM_BLOCK;
-        const uint8_t *aq = act + (size_t)b * mm_act_block_bytes(GQ);
+        const uint8_t *aq = act + (size_t)b * mm_act_block_bytes(GQ, subs);
         const float *ad = (const float *)(aq + GQ * MM_BLOCK);
         const int32_t *ac = (const int32_t *)(ad + GQ);
-        __m512i sum[GQ][2];
-        #pragma GCC unroll 16
-        for (int j = 0; j < GQ; j++)
-            sum[j][0] = sum[j][1] = q41 ? _mm512_setzero_si512() : _mm512_set1_epi32(ac[j]);
+#pragma GCC unroll 2
+        for (int s = 0; s < subs; s++) {
+            __m512i sum[GQ][2];
+#pragma GCC unroll 16
+            for (int j = 0; j < GQ; j++)
+                sum[j][0] = sum[j][1] = affine ? _mm512_setzero_si512() : _mm512_set1_epi32(ac[s * GQ + j]);
 #pragma GCC unroll 8
-        for (int g = 0; g < 8; g++) {
-            const __m512i w0 = _mm512_loadu_si512(wq + g * P * 4);
-            const __m512i w1 = _mm512_loadu_si512(wq + g * P * 4 + 64);
-            #pragma GCC unroll 16
-            for (int j = 0; j < GQ; j++) {
-                int32_t a4;
-                memcpy(&a4, aq + (g * GQ + j) * 4, 4);
-                const __m512i a = _mm512_set1_epi32(a4);
-                sum[j][0] = _mm512_dpbusd_epi32(sum[j][0], w0, a);
-                sum[j][1] = _mm512_dpbusd_epi32(sum[j][1], w1, a);
+            for (int g = s * groups; g < (s + 1) * groups; g++) {
+                const __m512i w0 = _mm512_loadu_si512(wq + g * P * 4);
+                const __m512i w1 = _mm512_loadu_si512(wq + g * P * 4 + 64);
+#pragma GCC unroll 16
+                for (int j = 0; j < GQ; j++) {
+                    int32_t a4;
+                    memcpy(&a4, aq + (g * GQ + j) * 4, 4);
+                    const __m512i a = _mm512_set1_epi32(a4);
+                    sum[j][0] = _mm512_dpbusd_epi32(sum[j][0], w0, a);
+                    sum[j][1] = _mm512_dpbusd_epi32(sum[j][1], w1, a);
+                }
             }
-        }
-        const __m512 d0 = _mm512_loadu_ps(d + b * P), d1 = _mm512_loadu_ps(d + b * P + 16);
-        #pragma GCC unroll 16
-        for (int j = 0; j < GQ; j++) {
-            const __m512 da = _mm512_set1_ps(ad[j]);
-            acc[j][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[j][0]), _mm512_mul_ps(d0, da), acc[j][0]);
-            acc[j][1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[j][1]), _mm512_mul_ps(d1, da), acc[j][1]);
-        }
-        if (q41) {
-            const __m512 m0 = _mm512_loadu_ps(m + b * P), m1 = _mm512_loadu_ps(m + b * P + 16);
-            #pragma GCC unroll 16
+            const float *ds = d + (b * subs + s) * P;
+            const __m512 d0 = _mm512_loadu_ps(ds), d1 = _mm512_loadu_ps(ds + 16);
+#pragma GCC unroll 16
             for (int j = 0; j < GQ; j++) {
-                float s;
-                memcpy(&s, &ac[j], sizeof s);
-                const __m512 sa = _mm512_set1_ps(s);
-                acc[j][0] = _mm512_fmadd_ps(m0, sa, acc[j][0]);
-                acc[j][1] = _mm512_fmadd_ps(m1, sa, acc[j][1]);
+                const __m512 da = _mm512_set1_ps(ad[j]);
+                acc[j][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[j][0]), _mm512_mul_ps(d0, da), acc[j][0]);
+                acc[j][1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[j][1]), _mm512_mul_ps(d1, da), acc[j][1]);
+            }
+            if (affine) {
+                const float *ms = m + (b * subs + s) * P;
+                const __m512 m0 = _mm512_loadu_ps(ms), m1 = _mm512_loadu_ps(ms + 16);
+#pragma GCC unroll 16
+                for (int j = 0; j < GQ; j++) {
+                    float sa;
+                    memcpy(&sa, &ac[s * GQ + j], sizeof sa);
+                    const __m512 vs = _mm512_set1_ps(sa);
+                    acc[j][0] = _mm512_fmadd_ps(m0, vs, acc[j][0]);
+                    acc[j][1] = _mm512_fmadd_ps(m1, vs, acc[j][1]);
+                }
             }
         }
     }
 }
 
-static void gemm_q_avx512(ggtk_tensor_type type, const uint8_t *qs, const float *d, const float *m,
-                          const uint8_t *act, int64_t n_blocks, int nr, float *dst,
+static void gemm_q_avx512(const mm_weight_format *f, const uint8_t *qs, const float *d,
+                          const float *m, const uint8_t *act, int64_t n_blocks, int nr, float *dst,
                           size_t dst_stride, int m_valid, mm_store store)
 {
     __m512 acc[GQ][2];
-    if (type == GGTK_TENSOR_Q4_1)
-        gemm_q_tile(qs, d, m, act, n_blocks, 1, acc);
+    if (f->subs == 1 && f->affine)
+        gemm_q_tile(qs, d, m, act, n_blocks, 1, 1, acc);
+    else if (f->subs == 1)
+        gemm_q_tile(qs, d, m, act, n_blocks, 1, 0, acc);
+    else if (f->affine)
+        gemm_q_tile(qs, d, m, act, n_blocks, 2, 1, acc);
     else
-        gemm_q_tile(qs, d, m, act, n_blocks, 0, acc);
+        gemm_q_tile(qs, d, m, act, n_blocks, 2, 0, acc);
     store_tile(acc, GQ, nr, dst, dst_stride, m_valid, store);
 }
 
@@ -310,8 +325,8 @@ const mm_kernels mm_kernels_avx512 = {
     .panel_rows = P,
     .q_group = GQ,
     .f_group = GF,
-    .q_chunk_blocks = 24, /* 27 KiB of panel */
     .f_chunk = 640,       /* 80 KiB of panel */
+    .quantize_act = mm_quantize_act_x86,
     .pack_q = pack_q_avx512,
     .gemm_q = gemm_q_avx512,
     .pack_f = pack_f_avx512,

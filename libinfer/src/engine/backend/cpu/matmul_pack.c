@@ -1,62 +1,32 @@
 /* matmul_pack.c - portable packing of weight panels into the formats of matmul.h. The scalar
- * level uses these; the SIMD levels have faster packers of the same formats. */
+ * level uses these; the SIMD levels have faster packers of the same formats for some types. */
+#include <float.h>
+#include <math.h>
 #include <string.h>
 
 #include "matmul.h"
+#include <ggtk/inf_quant.h>
 #include "engine/quant_kernels/quant_internal.h"
 
-/* The 32 unsigned bytes a weight block contributes (see matmul.h), its scale and minimum. */
-static void unpack_block(ggtk_tensor_type type, const char *block, uint8_t u[MM_BLOCK], float *d,
-                         float *m)
+void mm_pack_q_generic(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
+                       int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m)
 {
-    if (type == GGTK_TENSOR_Q8_0) {
-        const block_q8_0 *b = (const block_q8_0 *)block;
-        for (int e = 0; e < MM_BLOCK; e++)
-            u[e] = (uint8_t)b->qs[e] ^ 0x80;
-        *d = inf_fp16_to_fp32(b->d);
-        *m = 0.0f;
-        return;
-    }
-    const uint8_t *qs;
-    if (type == GGTK_TENSOR_Q4_0) {
-        const block_q4_0 *b = (const block_q4_0 *)block;
-        qs = b->qs;
-        *d = inf_fp16_to_fp32(b->d);
-        *m = 0.0f;
-    } else {
-        const block_q4_1 *b = (const block_q4_1 *)block;
-        qs = b->qs;
-        *d = inf_fp16_to_fp32(b->d);
-        *m = inf_fp16_to_fp32(b->m);
-    }
-    for (int e = 0; e < MM_BLOCK / 2; e++) {
-        u[e] = qs[e] & 0x0F;
-        u[e + MM_BLOCK / 2] = qs[e] >> 4;
-    }
-}
-
-static size_t block_bytes(ggtk_tensor_type type)
-{
-    return type == GGTK_TENSOR_Q8_0 ? sizeof(block_q8_0)
-           : type == GGTK_TENSOR_Q4_0 ? sizeof(block_q4_0)
-                                      : sizeof(block_q4_1);
-}
-
-void mm_pack_q_generic(ggtk_tensor_type type, const char *w, size_t row_stride, int rows,
-                       int64_t n_blocks, int p, uint8_t *qs, float *d, float *m)
-{
-    const size_t bytes = block_bytes(type);
+    const int subs = f->subs;
     for (int64_t b = 0; b < n_blocks; b++) {
         uint8_t *out = qs + (size_t)b * (size_t)p * MM_BLOCK;
         for (int i = 0; i < p; i++) {
             uint8_t u[MM_BLOCK] = {0};
-            float scale = 0.0f, min = 0.0f;
-            if (i < rows)
-                unpack_block(type, w + (size_t)i * row_stride + (size_t)b * bytes, u, &scale, &min);
+            float scale[2] = {0.0f, 0.0f}, min[2] = {0.0f, 0.0f};
+            if (i < rows) {
+                f->codes(w + (size_t)i * row_stride, b0 + b, u);
+                f->scales(w + (size_t)i * row_stride, b0 + b, scale, min);
+            }
             for (int g = 0; g < MM_BLOCK / 4; g++)
                 memcpy(out + ((size_t)g * p + i) * 4, u + 4 * g, 4);
-            d[b * p + i] = scale;
-            m[b * p + i] = min;
+            for (int s = 0; s < subs; s++) {
+                d[(b * subs + s) * p + i] = scale[s];
+                m[(b * subs + s) * p + i] = min[s];
+            }
         }
     }
 }
@@ -70,10 +40,49 @@ void mm_pack_f_generic(ggtk_tensor_type type, const char *w, size_t nb0, size_t 
     }
 }
 
+void mm_pack_f_dequantized(ggtk_tensor_type type, const char *w, size_t row_stride, int rows,
+                           int64_t K, int p, float *panel)
+{
+    float row[MM_DEQUANT_MAX];
+    for (int i = 0; i < p; i++) {
+        if (i < rows)
+            inf_dequantize_row(type, w + (size_t)i * row_stride, row, K);
+        for (int64_t k = 0; k < K; k++)
+            panel[k * p + i] = i < rows ? row[k] : 0.0f;
+    }
+}
+
 void mm_pack_act_f_generic(const float *const *rows, int g, int64_t K, float *group)
 {
     for (int j = 0; j < g; j++) {
         for (int64_t k = 0; k < K; k++)
             group[k * g + j] = rows[j] ? rows[j][k] : 0.0f;
     }
+}
+
+void mm_quantize_act_q8_f32(const float x[MM_BLOCK], int8_t q[MM_BLOCK], float *d)
+{
+    float amax = 0.0f;
+    bool finite = true;
+    for (int e = 0; e < MM_BLOCK; e++) {
+        const float ax = fabsf(x[e]);
+        finite &= ax <= FLT_MAX;
+        amax = ax > amax ? ax : amax;
+    }
+    *d = finite ? amax / 127.0f : NAN;
+    if (!finite || amax < 0x1p-100f) { /* tiny blocks (d not normal) are not worth codes */
+        memset(q, 0, MM_BLOCK);
+        return;
+    }
+    /* |x * 127 / amax| <= 127 up to one rounding; adding and removing 1.5 * 2^23 rounds to the
+     * nearest integer (ties to even) in any IEEE arithmetic, and vectorizes. */
+    const float id = 127.0f / amax, magic = 0x1.8p23f;
+    for (int e = 0; e < MM_BLOCK; e++)
+        q[e] = (int8_t)(int32_t)((x[e] * id + magic) - magic);
+}
+
+void mm_quantize_act_generic(const float *x, int64_t n, int8_t *q, float *d)
+{
+    for (int64_t b = 0; b < n / MM_BLOCK; b++)
+        mm_quantize_act_q8_f32(x + b * MM_BLOCK, q + b * MM_BLOCK, &d[b]);
 }

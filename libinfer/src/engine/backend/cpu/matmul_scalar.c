@@ -1,8 +1,9 @@
 /* matmul_scalar.c - portable kernels of the matrix product: the reference the SIMD levels are
  * tested against. They follow the same packed formats and the same order of float operations per
- * block (an exact integer dot product, then one multiply-add by the two scales). */
+ * sub-block (an exact integer dot product, then fused multiply-adds by the scales, see matmul.h). */
 #include "matmul.h"
 
+#include <math.h>
 #include <string.h>
 
 enum { SCALAR_P = 8, SCALAR_GQ = 4, SCALAR_GF = 4 };
@@ -18,33 +19,34 @@ static void store_tile(const float *acc, int p, int nr, float *dst, size_t dst_s
     }
 }
 
-static void gemm_q_scalar(ggtk_tensor_type type, const uint8_t *qs, const float *d, const float *m,
-                          const uint8_t *act, int64_t n_blocks, int nr, float *dst,
+static void gemm_q_scalar(const mm_weight_format *f, const uint8_t *qs, const float *d,
+                          const float *m, const uint8_t *act, int64_t n_blocks, int nr, float *dst,
                           size_t dst_stride, int m_valid, mm_store store)
 {
-    const int P = SCALAR_P, G = SCALAR_GQ;
+    const int P = SCALAR_P, G = SCALAR_GQ, subs = f->subs, groups = MM_BLOCK / 4 / subs;
     float acc[SCALAR_GQ][SCALAR_P] = {{0}};
     for (int64_t b = 0; b < n_blocks; b++) {
         const uint8_t *wq = qs + (size_t)b * P * MM_BLOCK;
-        const uint8_t *aq = act + (size_t)b * mm_act_block_bytes(G);
+        const uint8_t *aq = act + (size_t)b * mm_act_block_bytes(G, subs);
         const float *ad = (const float *)(aq + (size_t)G * MM_BLOCK);
         const char *ac = (const char *)(ad + G);
-        for (int j = 0; j < G; j++) {
-            int32_t start = 0;
-            float s = 0.0f;
-            if (type == GGTK_TENSOR_Q4_1)
-                memcpy(&s, ac + 4 * j, sizeof s);
-            else
-                memcpy(&start, ac + 4 * j, sizeof start);
-            for (int i = 0; i < P; i++) {
-                int32_t sum = start;
-                for (int g = 0; g < MM_BLOCK / 4; g++) {
-                    for (int t = 0; t < 4; t++)
-                        sum += (int32_t)wq[(g * P + i) * 4 + t] * (int8_t)aq[(g * G + j) * 4 + t];
+        for (int s = 0; s < subs; s++) {
+            const float *ds = d + (b * subs + s) * P, *ms = m + (b * subs + s) * P;
+            for (int j = 0; j < G; j++) {
+                int32_t start = 0;
+                float sum_a = 0.0f;
+                memcpy(f->affine ? (void *)&sum_a : (void *)&start, ac + 4 * ((size_t)s * G + j), 4);
+                for (int i = 0; i < P; i++) {
+                    int32_t sum = start;
+                    for (int g = s * groups; g < (s + 1) * groups; g++) {
+                        for (int t = 0; t < 4; t++)
+                            sum += (int32_t)wq[(g * P + i) * 4 + t] * (int8_t)aq[(g * G + j) * 4 + t];
+                    }
+                    /* The SIMD levels' order of float operations, so that they agree bit for bit. */
+                    acc[j][i] = fmaf((float)sum, ds[i] * ad[j], acc[j][i]);
+                    if (f->affine)
+                        acc[j][i] = fmaf(ms[i], sum_a, acc[j][i]);
                 }
-                acc[j][i] += (float)sum * (d[b * P + i] * ad[j]);
-                if (type == GGTK_TENSOR_Q4_1)
-                    acc[j][i] += m[b * P + i] * s;
             }
         }
     }
@@ -70,8 +72,8 @@ const mm_kernels mm_kernels_scalar = {
     .panel_rows = SCALAR_P,
     .q_group = SCALAR_GQ,
     .f_group = SCALAR_GF,
-    .q_chunk_blocks = 16,
     .f_chunk = 256,
+    .quantize_act = mm_quantize_act_generic,
     .pack_q = mm_pack_q_generic,
     .gemm_q = gemm_q_scalar,
     .pack_f = mm_pack_f_generic,

@@ -11,9 +11,12 @@
 
 typedef struct mm_plan {
     const mm_kernels *kernels;
+    const mm_weight_format *format; /* the integer path's, or NULL for the float path */
     bool quantized;
+    bool dequantized; /* float path of a block-quantized type: panels are dequantized rows */
     int64_t K, M, N, n_blocks, batches, groups;
-    int P, G;
+    int64_t unit, chunk; /* elements per step of the reduction; steps per chunk */
+    int P, G, subs;
     size_t group_bytes;   /* one packed activation group */
     size_t act_bytes;     /* all packed activations, shared */
     size_t panel_bytes;   /* one packed weight panel, per thread */
@@ -26,9 +29,16 @@ static size_t round_up(size_t n)
     return (n + 63) / 64 * 64;
 }
 
-static bool is_quantized(ggtk_tensor_type type)
+static bool is_float_type(ggtk_tensor_type type)
 {
-    return type == GGTK_TENSOR_Q8_0 || type == GGTK_TENSOR_Q4_0 || type == GGTK_TENSOR_Q4_1;
+    return type == GGTK_TENSOR_F32 || type == GGTK_TENSOR_F16 || type == GGTK_TENSOR_BF16;
+}
+
+/* Cut `total` steps into equal chunks of at most `limit` steps (limit >= 1). */
+static int64_t chunk_steps(int64_t total, int64_t limit)
+{
+    const int64_t chunks = (total + limit - 1) / limit;
+    return chunks > 0 ? (total + chunks - 1) / chunks : 1;
 }
 
 static void make_plan(const inf_tensor *node, mm_plan *plan)
@@ -36,7 +46,10 @@ static void make_plan(const inf_tensor *node, mm_plan *plan)
     const inf_tensor *w = node->src[0], *x = node->src[1];
     const mm_kernels *k = mm_kernels_get();
     plan->kernels = k;
-    plan->quantized = is_quantized(w->type);
+    plan->format = mm_weight_format_get(w->type);
+    plan->quantized = plan->format != NULL;
+    plan->dequantized = !plan->quantized && !is_float_type(w->type);
+    plan->subs = plan->quantized ? plan->format->subs : 1;
     plan->K = w->ne[0];
     plan->M = w->ne[1];
     plan->N = x->ne[1];
@@ -46,11 +59,18 @@ static void make_plan(const inf_tensor *node, mm_plan *plan)
     plan->G = plan->quantized ? k->q_group : k->f_group;
     plan->groups = (plan->N + plan->G - 1) / plan->G;
     if (plan->quantized) {
-        plan->group_bytes = (size_t)plan->n_blocks * mm_act_block_bytes(plan->G);
-        plan->panel_bytes = (size_t)k->q_chunk_blocks * plan->P * (MM_BLOCK + 2 * sizeof(float));
+        plan->unit = MM_BLOCK;
+        plan->chunk = chunk_steps(plan->n_blocks, MM_Q_CHUNK_BLOCKS);
+        plan->group_bytes = (size_t)plan->n_blocks * mm_act_block_bytes(plan->G, plan->subs);
+        plan->panel_bytes = (size_t)plan->chunk * plan->P *
+                            (MM_BLOCK + 2 * (size_t)plan->subs * sizeof(float));
     } else {
+        /* A block-quantized type is dequantized whole blocks at a time. */
+        const int64_t limit = plan->dequantized && k->f_chunk > MM_DEQUANT_MAX ? MM_DEQUANT_MAX : k->f_chunk;
+        plan->unit = plan->dequantized ? ggtk_tensor_type_info_get(w->type)->block_size : 1;
+        plan->chunk = chunk_steps(plan->K / plan->unit, limit >= plan->unit ? limit / plan->unit : 1);
         plan->group_bytes = (size_t)plan->K * plan->G * sizeof(float);
-        plan->panel_bytes = (size_t)k->f_chunk * plan->P * sizeof(float);
+        plan->panel_bytes = (size_t)(plan->chunk * plan->unit) * plan->P * sizeof(float);
     }
     plan->stream = inf_tensor_nbytes(node) >= ((size_t)32 << 20) && node->nb[1] % 64 == 0;
     plan->act_bytes = round_up(plan->group_bytes * plan->groups * plan->batches);
@@ -66,9 +86,11 @@ bool cpu_mul_mat_supports(const inf_tensor *node)
     const inf_tensor *w = node->src[0], *x = node->src[1];
     if (x->type != GGTK_TENSOR_F32 || node->nb[0] != sizeof(float))
         return false;
-    if (is_quantized(w->type))
-        return inf_tensor_rows_contiguous(w);
-    return w->type == GGTK_TENSOR_F32 || w->type == GGTK_TENSOR_F16 || w->type == GGTK_TENSOR_BF16;
+    if (is_float_type(w->type))
+        return true;
+    /* Quantized rows are read whole blocks at a time. */
+    return (mm_weight_format_get(w->type) || inf_type_can_dequantize(w->type)) &&
+           inf_tensor_rows_contiguous(w);
 }
 
 size_t cpu_mul_mat_work_size(const inf_tensor *node, int n_threads)
@@ -90,38 +112,68 @@ static const float *activation_row(const inf_tensor *x, int64_t batch, int64_t n
     return scratch;
 }
 
-/* Quantize one activation row and scatter it into slot j of its group (NULL row: zeros). */
-static void pack_quantized_row(const mm_plan *plan, ggtk_tensor_type wtype, const float *row,
-                               void *scratch, uint8_t *group, int j)
+/* Sum of n activation codes. */
+static inline int32_t code_sum(const int8_t *q, int n)
 {
+    int32_t sum = 0;
+    for (int e = 0; e < n; e++)
+        sum += q[e];
+    return sum;
+}
+
+/* Scatter one row's block (codes, scale, sub-block sums) into slot j of its packed group block. */
+static inline void put_act_block(const mm_weight_format *f, int G, const int8_t *qs, float d,
+                                 float q81_s, uint8_t *blk, int j)
+{
+    for (int g = 0; g < MM_BLOCK / 4; g++)
+        memcpy(blk + ((size_t)g * G + j) * 4, qs + 4 * g, 4);
+    float *dslot = (float *)(blk + (size_t)G * MM_BLOCK);
+    dslot[j] = d;
+    char *words = (char *)(dslot + G);
+    const int size = MM_BLOCK / f->subs;
+    for (int sub = 0; sub < f->subs; sub++) {
+        const int32_t sum = size == MM_BLOCK ? code_sum(qs, MM_BLOCK) : code_sum(qs + sub * size, size);
+        /* Q8_1 carries its own (fp16-rounded) s, as llama.cpp's; otherwise d * sum. */
+        const float s = f->act == MM_ACT_Q8_1 ? q81_s : d * (float)sum;
+        const int32_t start = -f->offset * sum;
+        memcpy(words + 4 * ((size_t)sub * G + j), f->affine ? (const void *)&s : (const void *)&start, 4);
+    }
+}
+
+/* Quantize one activation row as the weight format says and scatter it into slot j of its group
+ * (NULL row: zeros). */
+static void pack_quantized_row(const mm_plan *plan, const float *row, void *scratch,
+                               uint8_t *group, int j)
+{
+    const mm_weight_format *f = plan->format;
     const int G = plan->G;
-    const bool q41 = wtype == GGTK_TENSOR_Q4_1;
-    const int32_t offset = wtype == GGTK_TENSOR_Q8_0 ? 128 : 8;
-    if (row)
-        inf_quantize_row(q41 ? GGTK_TENSOR_Q8_1 : GGTK_TENSOR_Q8_0, row, scratch, plan->K);
-    for (int64_t b = 0; b < plan->n_blocks; b++) {
-        uint8_t *blk = group + (size_t)b * mm_act_block_bytes(G);
-        int8_t qs[MM_BLOCK] = {0};
-        float d = 0.0f, s = 0.0f;
-        if (row && q41) {
+    const size_t block_bytes = mm_act_block_bytes(G, f->subs);
+    if (!row) {
+        const int8_t zeros[MM_BLOCK] = {0};
+        for (int64_t b = 0; b < plan->n_blocks; b++)
+            put_act_block(f, G, zeros, 0.0f, 0.0f, group + (size_t)b * block_bytes, j);
+        return;
+    }
+    if (f->act == MM_ACT_Q8_F32) {
+        /* codes, then scales, in scratch (36 bytes per block, as a Q8_1 block) */
+        int8_t *codes = scratch;
+        float *scales = (float *)((char *)scratch + plan->K);
+        plan->kernels->quantize_act(row, plan->K, codes, scales);
+        for (int64_t b = 0; b < plan->n_blocks; b++)
+            put_act_block(f, G, codes + b * MM_BLOCK, scales[b], 0.0f, group + (size_t)b * block_bytes, j);
+    } else if (f->act == MM_ACT_Q8_1) {
+        inf_quantize_row(GGTK_TENSOR_Q8_1, row, scratch, plan->K);
+        for (int64_t b = 0; b < plan->n_blocks; b++) {
             const block_q8_1 *q = (const block_q8_1 *)scratch + b;
-            memcpy(qs, q->qs, sizeof qs);
-            d = inf_fp16_to_fp32(q->d);
-            s = inf_fp16_to_fp32(q->s);
-        } else if (row) {
-            const block_q8_0 *q = (const block_q8_0 *)scratch + b;
-            memcpy(qs, q->qs, sizeof qs);
-            d = inf_fp16_to_fp32(q->d);
+            put_act_block(f, G, q->qs, quant_fp16_to_fp32(q->d), quant_fp16_to_fp32(q->s),
+                          group + (size_t)b * block_bytes, j);
         }
-        int32_t sum = 0;
-        for (int e = 0; e < MM_BLOCK; e++)
-            sum += qs[e];
-        for (int g = 0; g < MM_BLOCK / 4; g++)
-            memcpy(blk + ((size_t)g * G + j) * 4, qs + 4 * g, 4);
-        float *dslot = (float *)(blk + (size_t)G * MM_BLOCK);
-        dslot[j] = d;
-        int32_t start = -offset * sum;
-        memcpy((char *)(dslot + G) + 4 * j, q41 ? (const void *)&s : (const void *)&start, 4);
+    } else {
+        inf_quantize_row(GGTK_TENSOR_Q8_0, row, scratch, plan->K);
+        for (int64_t b = 0; b < plan->n_blocks; b++) {
+            const block_q8_0 *q = (const block_q8_0 *)scratch + b;
+            put_act_block(f, G, q->qs, quant_fp16_to_fp32(q->d), 0.0f, group + (size_t)b * block_bytes, j);
+        }
     }
 }
 
@@ -159,8 +211,8 @@ static void pack_activations(const cpu_params *p, const mm_plan *plan, const inf
         const int64_t batch = r / slots, n = r % slots;
         uint8_t *group = act + (size_t)(batch * plan->groups + n / plan->G) * plan->group_bytes;
         const float *row = n < plan->N ? activation_row(x, batch, n, (float *)scratch) : NULL;
-        pack_quantized_row(plan, node->src[0]->type, row, scratch + (size_t)plan->K * sizeof(float),
-                           group, (int)(n % plan->G));
+        pack_quantized_row(plan, row, scratch + (size_t)plan->K * sizeof(float), group,
+                           (int)(n % plan->G));
     }
 }
 
@@ -177,23 +229,23 @@ static void multiply_panel(const mm_plan *plan, const inf_tensor *node, const ui
     const int64_t m0 = panel_index * plan->P;
     const int rows = (int)(plan->M - m0 < plan->P ? plan->M - m0 : plan->P);
     const char *wdata = (const char *)w->data + m0 * w->nb[1] + w2 * w->nb[2] + w3 * w->nb[3];
-    const int64_t total = plan->quantized ? plan->n_blocks : plan->K;
-    const int64_t limit = plan->quantized ? k->q_chunk_blocks : k->f_chunk;
-    const int64_t chunk = (total + (total + limit - 1) / limit - 1) / ((total + limit - 1) / limit);
+    const int64_t total = plan->K / plan->unit, chunk = plan->chunk;
     for (int64_t c0 = 0; c0 < total; c0 += chunk) {
         const mm_store store = c0 > 0 ? MM_ADD : chunk == total && plan->stream ? MM_STREAM : MM_STORE;
         const int64_t len = total - c0 < chunk ? total - c0 : chunk;
         uint8_t *qs = (uint8_t *)panel;
         float *d = (float *)(qs + (size_t)len * plan->P * MM_BLOCK);
-        float *m = d + len * plan->P;
-        size_t act_offset;
+        float *m = d + len * plan->subs * plan->P;
+        size_t act_offset = (size_t)(c0 * plan->unit) * plan->G * sizeof(float);
         if (plan->quantized) {
-            k->pack_q(w->type, wdata + (size_t)c0 * w->nb[0], w->nb[1], rows, len, plan->P, qs, d, m);
-            act_offset = (size_t)c0 * mm_act_block_bytes(plan->G);
+            k->pack_q(plan->format, wdata, w->nb[1], rows, c0, len, plan->P, qs, d, m);
+            act_offset = (size_t)c0 * mm_act_block_bytes(plan->G, plan->subs);
+        } else if (plan->dequantized) {
+            mm_pack_f_dequantized(w->type, wdata + (size_t)c0 * w->nb[0], w->nb[1], rows,
+                                  len * plan->unit, plan->P, (float *)panel);
         } else {
             k->pack_f(w->type, wdata + (size_t)c0 * w->nb[0], w->nb[0], w->nb[1], rows, len, plan->P,
                       (float *)panel);
-            act_offset = (size_t)c0 * plan->G * sizeof(float);
         }
         for (int64_t i3 = w3 * r3; i3 < (w3 + 1) * r3; i3++) {
             for (int64_t i2 = w2 * r2; i2 < (w2 + 1) * r2; i2++) {
@@ -203,10 +255,10 @@ static void multiply_panel(const mm_plan *plan, const inf_tensor *node, const ui
                     float *dst = inf_tensor_element(node, m0, gi * plan->G, i2, i3);
                     const uint8_t *group = groups + (size_t)gi * plan->group_bytes + act_offset;
                     if (plan->quantized)
-                        k->gemm_q(w->type, qs, d, m, group, len, nr, dst, node->nb[1], rows, store);
+                        k->gemm_q(plan->format, qs, d, m, group, len, nr, dst, node->nb[1], rows, store);
                     else
-                        k->gemm_f((const float *)panel, (const float *)group, len, nr, dst,
-                                  node->nb[1], rows, store);
+                        k->gemm_f((const float *)panel, (const float *)group, len * plan->unit, nr,
+                                  dst, node->nb[1], rows, store);
                 }
             }
         }
