@@ -3,7 +3,6 @@
  * (matrix e of a 3-D tensor with the weights of matrix e); a tensor without an entry quantizes
  * without one; a size that differs is an error (token_embd.weight excepted, which llama-quantize
  * quietly quantizes without weights). The output records the imatrix as llama-quantize does. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,28 +10,10 @@
 #include <ggtk/inf_quant.h>
 
 #include "imatrix_use.h"
+#include "quantize_internal.h"
 
 /* llama-quantize copies the file name and the dataset into 128-byte fields. */
 enum { KV_STRING_MAX = 127 };
-
-static ggtk_status add_warning(inf_quantize_plan *plan, ggtk_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static ggtk_status add_warning(inf_quantize_plan *plan, ggtk_error *err, const char *fmt, ...)
-{
-    char *line = NULL;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vasprintf(&line, fmt, ap);
-    va_end(ap);
-    char **grown = n < 0 ? NULL : realloc(plan->warnings, (plan->n_warnings + 1) * sizeof *grown);
-    if (!grown) {
-        free(n < 0 ? NULL : line);
-        return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
-    }
-    plan->warnings = grown;
-    plan->warnings[plan->n_warnings++] = line;
-    return GGTK_OK;
-}
 
 static uint64_t entry_size(const inf_imatrix_entry *e) { return (uint64_t)(e->n_mat * e->n_per_row); }
 static uint64_t weights_needed(const ggtk_tensor_info *info) { return info->ne[0] * info->ne[2]; }
@@ -71,11 +52,11 @@ static ggtk_status check_tensor(inf_quantize_plan *plan, const inf_quantize_plan
                               (unsigned long long)weights_needed(t->info));
     const bool weighted = inf_quant_kernels_get(t->new_type)->from_float_imatrix != NULL;
     if (!e && weighted && !never_collected(name))
-        return add_warning(plan, err, "tensor %s: no importance weights in %s; quantized "
+        return quantize_plan_warn(plan, err, "tensor %s: no importance weights in %s; quantized "
                            "without them", name, path);
     double coverage = e ? inf_imatrix_coverage(e) : 1.0;
     if (coverage < 1.0)
-        return add_warning(plan, err, "tensor %s: the imatrix covers %.2f%% of its %lld "
+        return quantize_plan_warn(plan, err, "tensor %s: the imatrix covers %.2f%% of its %lld "
                            "matrices; the others are quantized with equal weights", name,
                            100.0 * coverage, (long long)e->n_mat);
     return GGTK_OK;

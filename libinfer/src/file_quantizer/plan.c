@@ -46,10 +46,7 @@ static bool is_quantized(ggtk_tensor_type type)
     return info && info->quantized;
 }
 
-static ggtk_status add_warning(inf_quantize_plan *plan, ggtk_error *err,
-                                       const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static ggtk_status add_warning(inf_quantize_plan *plan, ggtk_error *err,
-                                       const char *fmt, ...)
+ggtk_status quantize_plan_warn(inf_quantize_plan *plan, ggtk_error *err, const char *fmt, ...)
 {
     char *line = NULL;
     va_list ap;
@@ -134,7 +131,7 @@ static ggtk_status fallback_warnings(inf_quantize_plan *plan, ggtk_error *err)
         int64_t count = 0;
         for (int64_t j = i; j < plan->n_tensors; j++)
             count += same_fallback(&plan->tensors[j], first);
-        status = add_warning(plan, err,
+        status = quantize_plan_warn(plan, err,
                              "rows of %llu elements do not split into %s blocks of %u: %lld "
                              "tensor%s back to %s (%s%s)",
                              (unsigned long long)first->info->ne[0],
@@ -207,7 +204,7 @@ static ggtk_status warn_unwritable(inf_quantize_plan *plan, ggtk_error *err)
     }
     if (used == 0)
         return GGTK_OK;
-    return add_warning(plan, err,
+    return quantize_plan_warn(plan, err,
                        "no kernel of this build writes %s: the plan can be shown, not run", names);
 }
 
@@ -284,12 +281,12 @@ static ggtk_status plan_all(inf_quantize_plan *plan, quantize_rules *rules, ggtk
     if (status == GGTK_OK)
         status = fallback_warnings(plan, err);
     if (status == GGTK_OK && plan->options.n_tensor_rules > 0 && !is_quantized(rules->base_type))
-        status = add_warning(plan, err,
+        status = quantize_plan_warn(plan, err,
                              "tensor type rules apply to quantized file types only; ignored for "
                              "%s (as llama-quantize does)",
                              inf_quantize_file_type_name(plan->options.file_type));
     if (status == GGTK_OK && plan->n_requantized > 0)
-        status = add_warning(plan, err,
+        status = quantize_plan_warn(plan, err,
                              "requantizing %lld tensors that are already quantized: quality is "
                              "lower than quantizing from f32/f16",
                              (long long)plan->n_requantized);
