@@ -1,0 +1,64 @@
+/* The tools that read a whole model stream through it: on a sparse ~1 GB F32 model (written by
+ * tests/bench/make_big_model.py, the generator of `make bench`'s 30 GB run), the peak resident
+ * memory of gguf-inspect --hash, gguf-inspect --check and gguf-quantize stays a fraction of the
+ * model's size. Without handing mapped pages back, every page read stays resident while the
+ * machine has memory to spare, and the peak reaches the model's size. */
+#include "test.h"
+#include "tool_process.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+/* 16 layers of 1024 x 4096: 975 MB of F32 data, 1 layer of it written, the rest holes. */
+#define MODEL_SHAPE "--embd 1024 --ff 4096 --layers 16 --heads 16 --kv-heads 4 --filled 1"
+/* Peak resident memory allowed, as a fraction of the model's size. */
+#define RSS_FRACTION 4
+
+static const char *sparse_model(void)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s", test_tmpfile("big-sparse.gguf"));
+    char *out = NULL;
+    int rc = test_run(&out, "python3 tests/bench/make_big_model.py '%s' " MODEL_SHAPE, path);
+    if (rc != 0)
+        fprintf(stderr, "    make_big_model.py failed: %s\n", out ? out : "");
+    free(out);
+    return rc == 0 ? path : NULL;
+}
+
+/* Peak RSS in KiB of `tool` run with `args` to a successful end, or -1 after a failure. */
+static long peak_rss_kib(const char *tool, const char *const *args)
+{
+    pid_t pid = tool_start(tool, args, &(tool_start_options){0});
+    long rss = -1;
+    return tool_wait_usage(pid, 120, &rss) == 0 ? rss : -1;
+}
+
+TEST(test_hash_check_and_quantize_keep_a_model_mostly_out_of_memory)
+{
+    const char *model = sparse_model();
+    if (!model)
+        SKIP("the sparse model could not be made (Python with gguf-py)");
+    struct stat st;
+    CHECK(stat(model, &st) == 0 && st.st_size > 900000000);
+    /* Each thread holds one window of the model: the bound must not grow with the cores. */
+    setenv("OMP_NUM_THREADS", "2", 1);
+    long bound_kib = (long)(st.st_size / 1024 / RSS_FRACTION);
+    const char *output = test_tmpfile("big-q8_0.gguf");
+    struct {
+        const char *tool;
+        const char *args[6];
+    } runs[] = {
+        {"gguf-inspect", {"--hash", model, NULL}},
+        {"gguf-inspect", {"--check", model, NULL}},
+        {"gguf-quantize", {"-q", "--pure", model, output, "q8_0", NULL}},
+        {"gguf-inspect", {"--check", output, NULL}},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        long rss = peak_rss_kib(runs[i].tool, runs[i].args);
+        CHECK_MSG(rss >= 0, "%s %s failed", runs[i].tool, runs[i].args[0]);
+        CHECK_MSG(rss < bound_kib, "%s %s: peak RSS %ld KiB, bound %ld KiB", runs[i].tool,
+                  runs[i].args[0], rss, bound_kib);
+    }
+}
