@@ -9,8 +9,8 @@ the output mix the tokens) while the disk holds only a few GB of a ~30 GB model.
                     [--type f32|f16] [--filled N]
 
 The defaults are Llama-3-8B's shapes in F32 with 34 layers: 29.7 GB. The vocabulary is a GPT-2
-byte alphabet, one merge and a BOS token (258 tokens), so the embedding and output matrices are small and
-any text tokenizes. Prints the file size and the bytes actually allocated on disk.
+byte alphabet, one merge and a BOS token (258 tokens), so the embedding and output matrices are
+small and any text tokenizes. Prints the file size and the bytes actually allocated on disk.
 """
 import argparse
 import os
@@ -74,7 +74,8 @@ def write_header(path, a, tokens):
     w.add_rope_freq_base(500000.0)
     w.add_rope_dimension_count(a.embd // a.heads)
     w.add_layer_norm_rms_eps(EPS)
-    w.add_file_type(gguf.LlamaFileType.ALL_F32 if a.type == "f32" else gguf.LlamaFileType.MOSTLY_F16)
+    f32 = a.type == "f32"
+    w.add_file_type(gguf.LlamaFileType.ALL_F32 if f32 else gguf.LlamaFileType.MOSTLY_F16)
     w.add_tokenizer_model("gpt2")
     w.add_tokenizer_pre("default")
     w.add_token_list(tokens)

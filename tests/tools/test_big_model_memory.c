@@ -1,8 +1,9 @@
 /* The tools that read a whole model stream through it: on a sparse ~1 GB F32 model (written by
  * tests/bench/make_big_model.py, the generator of `make bench`'s 30 GB run), the peak resident
  * memory of gguf-inspect --hash and --check and gguf-quantize stays a fraction of the model's
- * size, and so does that of gguf-inspect --check, gguf-edit and gguf-split on the Q8_0 result. Without handing mapped pages back, every page read stays resident while the
- * machine has memory to spare, and the peak reaches the model's size. */
+ * size, and so does that of gguf-inspect --check, gguf-edit and gguf-split on the Q8_0 result.
+ * Without handing mapped pages back, every page read stays resident while the machine has memory
+ * to spare, and the peak reaches the size of the file read. */
 #include "test.h"
 #include "tool_process.h"
 
