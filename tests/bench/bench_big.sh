@@ -16,7 +16,8 @@
 # Skipped unless BENCH_BIG=1: it needs ~40 GB of free disk in BIG_DIR (default: a temporary
 # folder under /var/tmp; the model takes 1.8 GB of disk, the 4 GB parts of the split 30 GB) and
 # about 5 minutes on two cores. Environment: BUILD, BIG_DIR, BIG_LIMIT, BIG_LAYERS (model layers,
-# default 34), BIG_KEEP=1 to keep the model for another run.
+# default 34), BIG_TYPE (f32, or f16 for a 15 GB model), BIG_KEEP=1 to keep the model for another
+# run (a kept model is reused whatever its type).
 set -eu
 : "${BUILD:=build}"
 if [ "${BENCH_BIG:-0}" != 1 ]; then
@@ -25,6 +26,7 @@ if [ "${BENCH_BIG:-0}" != 1 ]; then
 fi
 : "${BIG_LIMIT:=3G}"
 : "${BIG_LAYERS:=34}"
+: "${BIG_TYPE:=f32}"
 if [ ! -x /usr/bin/time ]; then
     echo "bench_big: /usr/bin/time is missing (apt-get install time)" >&2
     exit 1
@@ -113,11 +115,12 @@ limited() {
 }
 
 if [ ! -e "$work/big.gguf" ]; then
-    python3 tests/bench/make_big_model.py "$work/big.gguf" --layers "$BIG_LAYERS" >/dev/null
+    python3 tests/bench/make_big_model.py "$work/big.gguf" --layers "$BIG_LAYERS" \
+        --type "$BIG_TYPE" >/dev/null
 fi
 model="$work/big.gguf"
 size=$(stat -c %s "$model")
-echo "model: $(awk -v s="$size" 'BEGIN { printf "%.1f GB", s / 1e9 }') sparse F32" \
+echo "model: $(awk -v s="$size" 'BEGIN { printf "%.1f GB", s / 1e9 }') sparse $BIG_TYPE" \
      "($(awk -v b="$(stat -c %b "$model")" 'BEGIN { printf "%.1f GB", b * 512 / 1e9 }') on disk)," \
      "$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM," \
      "limit $BIG_LIMIT ($limiter), $(nproc) threads"

@@ -497,7 +497,8 @@ GGTK_API void ggtk_writer_abort(ggtk_writer *writer);
 
 /* Write the whole file to `path` in one call, taking each tensor's data from the tensor of the
  * same name in `source` (which must have the same type and shape, and data in memory). This is how
- * a metadata-only edit of a file is saved without holding the model in memory; `path` may be the
+ * a metadata-only edit of a file is saved without holding the model in memory (a mapped source's
+ * pages are handed back every 16 MB, see ggtk_release_data()); `path` may be the
  * source's own path. Every tensor is checked before anything is created: GGTK_ERR_NOT_FOUND for a
  * tensor missing from `source`, GGTK_ERR_INVALID for another type or shape, GGTK_ERR_USAGE when
  * `source` was opened in METADATA mode. */
