@@ -10,8 +10,10 @@
 # peak of its anonymous memory (which it cannot reclaim).
 #
 # The limit is a cgroup v1 memory group (/sys/fs/cgroup/memory, root needed) or, failing that,
-# a cgroup v2 scope from systemd-run; with neither the tools run unlimited and only the peak RSS
-# is measured (`ulimit -v` cannot stand in: mapping the model needs 30 GB of address space).
+# a cgroup v2 scope from systemd-run (the system's, else the user's; not tried yet: the machine of
+# docs/benchmarks.md's run has no D-Bus for it); with neither the tools run unlimited and only
+# the peak RSS is measured (`ulimit -v` cannot stand in: mapping the model needs 30 GB of address
+# space, and the tools fail with "cannot map").
 #
 # Skipped unless BENCH_BIG=1: it needs ~40 GB of free disk in BIG_DIR (default: a temporary
 # folder under /var/tmp; the model takes 1.8 GB of disk, the 4 GB parts of the split 30 GB) and
@@ -46,8 +48,13 @@ if [ -w "$cg_root" ] && mkdir "$cg_root/ggtk-big-probe-$$" 2>/dev/null; then
     rmdir "$cg_root/ggtk-big-probe-$$"
     limiter=cgroup-v1
 elif command -v systemd-run >/dev/null 2>&1 &&
+     systemd-run --quiet --scope -p MemoryMax=1G true 2>/dev/null; then
+    limiter=systemd-run
+    scope_of=""
+elif command -v systemd-run >/dev/null 2>&1 &&
      systemd-run --quiet --scope --user -p MemoryMax=1G true 2>/dev/null; then
     limiter=systemd-run
+    scope_of=--user
 else
     limiter=none
 fi
@@ -85,7 +92,7 @@ limited() {
         status=$?
         ;;
     systemd-run)
-        systemd-run --quiet --scope --user -p MemoryMax="$limit" -p MemorySwapMax=0 \
+        systemd-run --quiet --scope $scope_of -p MemoryMax="$limit" -p MemorySwapMax=0 \
             /usr/bin/time -f %M -o "$work/time.txt" "$@" >"$work/stdout.txt" 2>"$work/stderr.txt"
         status=$?
         ;;
