@@ -71,6 +71,7 @@ limited() {
     label=$1
     shift
     for f in "$work"/*.gguf; do evict "$f"; done
+    rm -f "$work/time.txt" # an OOM kill of /usr/bin/time leaves none
     cg=""
     start=$(date +%s.%N)
     set +e
@@ -103,7 +104,7 @@ limited() {
     esac
     set -e
     end=$(date +%s.%N)
-    rss_kib=$(tail -1 "$work/time.txt")
+    rss_kib=$(tail -1 "$work/time.txt" 2>/dev/null || echo 0)
     group="-"
     if [ -n "$cg" ]; then
         group=$(awk -v a="$anon" '{ printf "%5.0f MiB, anonymous %4.0f MiB",
