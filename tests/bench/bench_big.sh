@@ -159,7 +159,8 @@ echo "  $(ls "$work"/part-*.gguf 2>/dev/null | wc -l) parts"
 rm -f "$work"/part-*
 if [ -e "$q8" ]; then
     "$BUILD/bin/gguf-split" --split --split-max-size 2G "$q8" "$work/part" >/dev/null
-    limited "gguf-split --merge (Q8_0 in 4 parts)" "$BUILD/bin/gguf-split" --merge \
+    n_parts=$(ls "$work"/part-*.gguf | wc -l)
+    limited "gguf-split --merge (Q8_0, $n_parts parts)" "$BUILD/bin/gguf-split" --merge \
         "$work/part-00001-of-"*.gguf "$work/out-merged.gguf"
     # The merged file keeps split.count = 0 (as llama-gguf-split writes it): compare the data.
     data_hashes() { "$BUILD/bin/gguf-inspect" --hash "$1" | grep -v '^key ' | md5sum; }
