@@ -93,26 +93,68 @@ static ggtk_status check_tokenizer_keys(const ggtk_file *file, ggtk_error *err)
     return status;
 }
 
-/* Index of the first element whose exponent bits are all ones (NaN or infinity), or -1.
- * Works on the bit patterns, so it is exact for every float width including f16 and bf16. */
-static int64_t first_non_finite(const ggtk_tensor_info *t)
+/* Elements tested before the loop looks for an early exit: a branch-free pass the compiler
+ * vectorizes. */
+enum { SCAN_GROUP = 1024 };
+/* Bytes checked between releases of the pages read, so that resident memory stays bounded on a
+ * model larger than RAM. */
+enum { CHECK_WINDOW_BYTES = 16 << 20 };
+
+/* Index of the first of `n` elements of `width` bytes at `bytes` whose exponent bits (`mask`) are
+ * all ones (NaN or infinity), or -1. Works on the bit patterns, so it is exact for every float
+ * width including f16 and bf16. */
+#define DEFINE_SCAN(name, type)                                                          \
+    static int64_t name(const unsigned char *bytes, uint64_t n, type mask)              \
+    {                                                                                    \
+        for (uint64_t first = 0; first < n; first += SCAN_GROUP) {                       \
+            uint64_t count = n - first < SCAN_GROUP ? n - first : SCAN_GROUP;            \
+            const unsigned char *group = bytes + first * sizeof(type);                   \
+            unsigned any = 0;                                                            \
+            for (uint64_t i = 0; i < count; i++) {                                       \
+                type bits;                                                               \
+                memcpy(&bits, group + i * sizeof(type), sizeof(type)); /* little-endian */ \
+                any |= (bits & mask) == mask;                                            \
+            }                                                                            \
+            for (uint64_t i = 0; any && i < count; i++) {                                \
+                type bits;                                                               \
+                memcpy(&bits, group + i * sizeof(type), sizeof(type));                   \
+                if ((bits & mask) == mask)                                               \
+                    return (int64_t)(first + i);                                         \
+            }                                                                            \
+        }                                                                                \
+        return -1;                                                                       \
+    }
+DEFINE_SCAN(scan_16, uint16_t)
+DEFINE_SCAN(scan_32, uint32_t)
+DEFINE_SCAN(scan_64, uint64_t)
+
+static int64_t scan_window(const ggtk_tensor_info *t, const unsigned char *bytes, uint64_t n)
 {
-    uint64_t mask;
     switch (t->type) {
-    case GGTK_TENSOR_F16: mask = 0x7C00u; break;
-    case GGTK_TENSOR_BF16: mask = 0x7F80u; break;
-    case GGTK_TENSOR_F32: mask = 0x7F800000u; break;
-    case GGTK_TENSOR_F64: mask = 0x7FF0000000000000u; break;
+    case GGTK_TENSOR_F16: return scan_16(bytes, n, 0x7C00u);
+    case GGTK_TENSOR_BF16: return scan_16(bytes, n, 0x7F80u);
+    case GGTK_TENSOR_F32: return scan_32(bytes, n, 0x7F800000u);
+    case GGTK_TENSOR_F64: return scan_64(bytes, n, 0x7FF0000000000000u);
     default: return -1;
     }
-    size_t width = ggtk_tensor_type_info_get(t->type)->block_bytes;
+}
+
+/* Index of the first NaN or infinite element of a float tensor, or -1 (other types: -1). The
+ * data is read in windows whose pages are handed back once checked. */
+static int64_t first_non_finite(const ggtk_file *file, const ggtk_tensor_info *t)
+{
+    if (t->type != GGTK_TENSOR_F16 && t->type != GGTK_TENSOR_BF16 && t->type != GGTK_TENSOR_F32 &&
+        t->type != GGTK_TENSOR_F64)
+        return -1;
+    uint64_t width = ggtk_tensor_type_info_get(t->type)->block_bytes;
+    uint64_t n = t->size / width, window = CHECK_WINDOW_BYTES / width;
     const unsigned char *bytes = t->data;
-    uint64_t n = t->size / width;
-    for (uint64_t i = 0; i < n; i++) {
-        uint64_t bits = 0;
-        memcpy(&bits, bytes + i * width, width); /* little-endian host and file */
-        if ((bits & mask) == mask)
-            return (int64_t)i;
+    for (uint64_t first = 0; first < n; first += window) {
+        uint64_t count = n - first < window ? n - first : window;
+        int64_t bad = scan_window(t, bytes + first * width, count);
+        ggtk_release_data(file, bytes + first * width, count * width);
+        if (bad >= 0)
+            return (int64_t)first + bad;
     }
     return -1;
 }
@@ -129,7 +171,7 @@ static ggtk_status check_tensor_values(const ggtk_file *file, ggtk_error *err)
                          "out of memory checking %lld tensors", (long long)n);
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t i = 0; i < n; i++)
-        bad[i] = first_non_finite(ggtk_tensor(file, i));
+        bad[i] = first_non_finite(file, ggtk_tensor(file, i));
     ggtk_status status = GGTK_OK;
     for (int64_t i = 0; i < n && status == GGTK_OK; i++) {
         if (bad[i] < 0)

@@ -311,3 +311,20 @@ ggtk_file *ggtk_open(const char *path, ggtk_open_mode mode, ggtk_error *err)
     return ggtk_fail(err, GGTK_ERR_USAGE, path, UINT64_MAX, "unknown open mode %d", (int)mode),
            NULL;
 }
+
+void ggtk_release_data(const ggtk_file *f, const void *data, uint64_t size)
+{
+    if (!f || !f->map || !data)
+        return;
+    uintptr_t map_start = (uintptr_t)f->map, map_end = map_start + f->map_size;
+    uintptr_t start = (uintptr_t)data, end;
+    if (start < map_start || start > map_end || __builtin_add_overflow(start, size, &end) ||
+        end > map_end)
+        return;
+    /* Whole pages only: the neighbours of the range may still be in use. */
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    start = (start + page - 1) / page * page;
+    end = end / page * page;
+    if (end > start)
+        madvise((void *)start, end - start, MADV_DONTNEED); /* a hint: failure changes nothing */
+}

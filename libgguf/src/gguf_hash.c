@@ -9,6 +9,26 @@
 #define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
 
+/* Bytes hashed between releases of the pages read: a thread's resident share of a mapped model
+ * (one tensor can be larger than memory). */
+enum { HASH_WINDOW_BYTES = 16 << 20 };
+
+/* XXH64 (seed 0) of tensor `t`'s data, read in windows whose pages are handed back once hashed,
+ * so that the resident memory stays bounded whatever the model's size. */
+static uint64_t hash_data(const ggtk_file *file, const ggtk_tensor_info *t)
+{
+    const unsigned char *data = t->data;
+    XXH64_state_t state;
+    XXH64_reset(&state, 0);
+    for (uint64_t done = 0; done < t->size; done += HASH_WINDOW_BYTES) {
+        uint64_t left = t->size - done;
+        size_t window = left < HASH_WINDOW_BYTES ? (size_t)left : HASH_WINDOW_BYTES;
+        XXH64_update(&state, data + done, window);
+        ggtk_release_data(file, data + done, window);
+    }
+    return XXH64_digest(&state);
+}
+
 static ggtk_status check_tensor_data(const ggtk_file *file, int64_t index, ggtk_error *err)
 {
     if (index < 0 || index >= ggtk_tensor_count(file))
@@ -26,8 +46,7 @@ ggtk_status ggtk_hash_tensor(const ggtk_file *file, int64_t index, uint64_t *has
     ggtk_status status = check_tensor_data(file, index, err);
     if (status != GGTK_OK)
         return status;
-    const ggtk_tensor_info *t = ggtk_tensor(file, index);
-    *hash = XXH64(t->data, (size_t)t->size, 0);
+    *hash = hash_data(file, ggtk_tensor(file, index));
     return GGTK_OK;
 }
 
@@ -70,8 +89,8 @@ ggtk_status ggtk_hash_tensors(const ggtk_file *file, const int64_t *indices, int
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t j = 0; j < n; j++) {
         int64_t position = jobs[j].position;
-        const ggtk_tensor_info *t = ggtk_tensor(file, indices ? indices[position] : position);
-        hashes[position] = XXH64(t->data, (size_t)t->size, 0);
+        int64_t index = indices ? indices[position] : position;
+        hashes[position] = hash_data(file, ggtk_tensor(file, index));
     }
     free(jobs);
     return GGTK_OK;

@@ -50,17 +50,19 @@ static ggtk_status find_source_tensor(const ggtk_tensor_info *tensor, const char
     return GGTK_OK;
 }
 
-/* Hands the data over in pieces so that no single size needs to fit size_t. */
-static ggtk_status copy_tensor_data(ggtk_writer *writer, const ggtk_tensor_info *from,
-                                    ggtk_error *err)
+/* Hands the data over in pieces, the source's pages handed back after each, so that resident
+ * memory stays bounded on a model larger than RAM (and no single size needs to fit size_t). */
+static ggtk_status copy_tensor_data(ggtk_writer *writer, const ggtk_file *source,
+                                    const ggtk_tensor_info *from, ggtk_error *err)
 {
-    enum { PIECE_BYTES = 1 << 30 };
+    enum { PIECE_BYTES = 16 << 20 };
     const unsigned char *data = from->data;
     ggtk_status status = GGTK_OK;
     for (uint64_t done = 0; done < from->size && status == GGTK_OK; done += PIECE_BYTES) {
         uint64_t left = from->size - done;
         size_t piece = left < PIECE_BYTES ? (size_t)left : PIECE_BYTES;
         status = ggtk_writer_write_data(writer, data + done, piece, err);
+        ggtk_release_data(source, data + done, piece);
     }
     return status;
 }
@@ -101,7 +103,7 @@ ggtk_status ggtk_writer_write_data_from(ggtk_writer *writer, const ggtk_file *so
         status = find_source_tensor(&writer->tensors[i], path, source, &from, err);
     for (int64_t i = 0; i < writer->n_tensors && status == GGTK_OK; i++) {
         find_source_tensor(&writer->tensors[i], path, source, &from, err);
-        status = copy_tensor_data(writer, from, err);
+        status = copy_tensor_data(writer, source, from, err);
     }
     if (status != GGTK_OK)
         ggtk_writer_abort(writer);

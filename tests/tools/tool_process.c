@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -62,13 +63,19 @@ pid_t tool_start(const char *tool, const char *const *args, const tool_start_opt
     _exit(127);
 }
 
-int tool_wait(pid_t pid, double seconds)
+int tool_wait(pid_t pid, double seconds) { return tool_wait_usage(pid, seconds, NULL); }
+
+int tool_wait_usage(pid_t pid, double seconds, long *max_rss_kib)
 {
     double deadline = now() + seconds;
     int status;
+    struct rusage usage;
     while (now() < deadline) {
-        if (waitpid(pid, &status, WNOHANG) == pid)
+        if (wait4(pid, &status, WNOHANG, &usage) == pid) {
+            if (max_rss_kib)
+                *max_rss_kib = usage.ru_maxrss;
             return status;
+        }
         pause_1ms();
     }
     kill(pid, SIGKILL);

@@ -24,6 +24,9 @@ pid_t tool_start(const char *tool, const char *const *args, const tool_start_opt
 /* Wait at most `seconds` for `pid` to end: its wait status, or -1 after killing it (SIGKILL) at
  * the deadline. */
 int tool_wait(pid_t pid, double seconds);
+/* tool_wait() that also gives the process's peak resident memory in KiB (ru_maxrss) when it
+ * ended in time. */
+int tool_wait_usage(pid_t pid, double seconds, long *max_rss_kib);
 
 /* Size of the first entry of `dir` whose name holds ".tmp" (the tools' temporary files), its
  * path copied to `temp`; -1 when there is none. */

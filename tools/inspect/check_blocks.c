@@ -10,21 +10,31 @@
 
 /* Elements dequantized at a time: a multiple of every block size, small enough for L2. */
 #define CHUNK_ELEMENTS (256 * 64)
+/* Bytes checked between releases of the pages read (the resident memory of a thread, whatever
+ * the model's size). */
+#define RELEASE_BYTES (16u << 20)
 
 /* Index of the first element of quantized tensor `t` that dequantizes to NaN or +-Inf, or -1.
  * `scratch` holds CHUNK_ELEMENTS floats. A type without a dequantizer is not checked. */
-static int64_t first_non_finite_element(const ggtk_tensor_info *t, float *scratch)
+static int64_t first_non_finite_element(const ggtk_file *file, const ggtk_tensor_info *t,
+                                        float *scratch)
 {
     const ggtk_tensor_type_info *info = ggtk_tensor_type_info_get(t->type);
     const int64_t total = (int64_t)ggtk_tensor_elements(t);
     if (!info->quantized || !inf_type_can_dequantize(t->type))
         return -1;
+    const uint8_t *released = t->data;
     for (int64_t first = 0; first < total; first += CHUNK_ELEMENTS) {
         const int64_t n = total - first < CHUNK_ELEMENTS ? total - first : CHUNK_ELEMENTS;
         const uint8_t *blocks = (const uint8_t *)t->data +
                                 (size_t)(first / info->block_size) * info->block_bytes;
+        const uint8_t *end = blocks + (size_t)(n / info->block_size) * info->block_bytes;
         if (!inf_dequantize_row(t->type, blocks, scratch, n))
             return -1;
+        if ((size_t)(end - released) >= RELEASE_BYTES || first + n == total) {
+            ggtk_release_data(file, released, (uint64_t)(end - released));
+            released = end;
+        }
         for (int64_t i = 0; i < n; i++)
             if (!isfinite(scratch[i]))
                 return first + i;
@@ -42,7 +52,8 @@ bool inspect_check_blocks(const char *path, const ggtk_file *file)
         float *scratch = malloc(CHUNK_ELEMENTS * sizeof *scratch);
 #pragma omp for schedule(dynamic, 1)
         for (int64_t i = 0; i < n; i++)
-            bad[i] = scratch ? first_non_finite_element(ggtk_tensor(file, i), scratch) : -1;
+            bad[i] = scratch ? first_non_finite_element(file, ggtk_tensor(file, i), scratch)
+                             : -1;
         if (!scratch)
 #pragma omp atomic write
             out_of_memory = true;

@@ -258,6 +258,13 @@ GGTK_API uint64_t ggtk_data_size(const ggtk_file *file);
 GGTK_API uint64_t ggtk_file_size(const ggtk_file *file);
 /* Start of the data section in memory, or NULL in METADATA mode. */
 GGTK_API const void *ggtk_data(const ggtk_file *file);
+/* Tell the system that the bytes [data, data + size) of a mapped file (GGTK_OPEN_MMAP) will not
+ * be read again soon: the whole pages inside the range leave the process's resident memory
+ * (MADV_DONTNEED; the map is private and never written, so a page touched again is read back
+ * from the file with the same bytes). A reader streaming through tensor data calls it after each
+ * window so that its memory stays bounded on a model larger than RAM. A range outside the map, or
+ * a file not mapped, is left alone. */
+GGTK_API void ggtk_release_data(const ggtk_file *file, const void *data, uint64_t size);
 
 /* Number of metadata key/value pairs. */
 GGTK_API int64_t ggtk_kv_count(const ggtk_file *file);
@@ -490,7 +497,8 @@ GGTK_API void ggtk_writer_abort(ggtk_writer *writer);
 
 /* Write the whole file to `path` in one call, taking each tensor's data from the tensor of the
  * same name in `source` (which must have the same type and shape, and data in memory). This is how
- * a metadata-only edit of a file is saved without holding the model in memory; `path` may be the
+ * a metadata-only edit of a file is saved without holding the model in memory (a mapped source's
+ * pages are handed back every 16 MB, see ggtk_release_data()); `path` may be the
  * source's own path. Every tensor is checked before anything is created: GGTK_ERR_NOT_FOUND for a
  * tensor missing from `source`, GGTK_ERR_INVALID for another type or shape, GGTK_ERR_USAGE when
  * `source` was opened in METADATA mode. */

@@ -126,7 +126,9 @@ GGTK_API ggtk_status ggtk_summarize(const ggtk_file *file, ggtk_summary *out, gg
  * ------------------------------------------------------------------------------------------- */
 
 /* XXH64 (seed 0) of the data of tensor `index`: exactly its ggtk_tensor_info.size bytes, not the
- * alignment padding after it. The file must have its data in memory. */
+ * alignment padding after it. The file must have its data in memory. The hash functions read a
+ * mapped file in windows of 16 MB and hand each window's pages back (ggtk_release_data()), so
+ * memory stays bounded on a model larger than RAM. */
 GGTK_API ggtk_status ggtk_hash_tensor(const ggtk_file *file, int64_t index, uint64_t *hash, ggtk_error *err);
 
 /* Hash the tensors whose indices are listed in `indices` (n of them; NULL means every tensor in
@@ -208,7 +210,8 @@ GGTK_API void ggtk_diff_free(ggtk_diff *diff);
  * expects (general.architecture a string, general.file_type a known file type, the tokenizer
  * arrays of equal length and the special token ids inside the vocabulary), and that every
  * tensor of a floating-point type (f32, f16, bf16, f64) holds only finite values. The file must
- * have its data in memory. Returns GGTK_OK, or the first problem found with a one-line message
+ * have its data in memory; a mapped file's pages are handed back as they are checked (see
+ * ggtk_release_data()). Returns GGTK_OK, or the first problem found with a one-line message
  * naming the key or tensor (and element index) in *err. */
 GGTK_API ggtk_status ggtk_check_contents(const ggtk_file *file, ggtk_error *err);
 
