@@ -162,40 +162,6 @@ static void pack_q_avx2(const mm_weight_format *f, const char *w, size_t row_str
     mm_pack_q_x86(f, w, row_stride, rows, b0, n_blocks, p, qs, d, m, true);
 }
 
-void mm_quantize_act_x86(const float *x, int64_t n, int8_t *q, float *d)
-{
-    const __m256i abs_bits = _mm256_set1_epi32(0x7FFFFFFF);
-    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-    for (int64_t b = 0; b < n / MM_BLOCK; b++) {
-        const float *xb = x + b * MM_BLOCK;
-        __m256 v[4];
-        __m256i top = _mm256_setzero_si256();
-        for (int i = 0; i < 4; i++) {
-            v[i] = _mm256_loadu_ps(xb + 8 * i);
-            /* |x| as integers orders like the values, NaN and Inf at the top (QUANT_INF_BITS). */
-            top = _mm256_max_epi32(top, _mm256_and_si256(_mm256_castps_si256(v[i]), abs_bits));
-        }
-        __m128i t = _mm_max_epi32(_mm256_castsi256_si128(top), _mm256_extracti128_si256(top, 1));
-        t = _mm_max_epi32(t, _mm_shuffle_epi32(t, 0x4E));
-        t = _mm_max_epi32(t, _mm_shuffle_epi32(t, 0xB1));
-        const uint32_t bits = (uint32_t)_mm_cvtsi128_si32(t);
-        int8_t *qb = q + b * MM_BLOCK;
-        if (bits >= QUANT_INF_BITS || bits < quant_f32_bits(0x1p-100f)) {
-            mm_quantize_act_q8_f32(xb, qb, &d[b]); /* non-finite or tiny: the portable rules */
-            continue;
-        }
-        const float amax = quant_f32_from_bits(bits);
-        d[b] = amax / 127.0f;
-        const __m256 id = _mm256_set1_ps(127.0f / amax);
-        __m256i r[4];
-        for (int i = 0; i < 4; i++)
-            r[i] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[i], id),
-                                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-        const __m256i w = _mm256_packs_epi16(_mm256_packs_epi32(r[0], r[1]), _mm256_packs_epi32(r[2], r[3]));
-        _mm256_storeu_si256((__m256i *)qb, _mm256_permutevar8x32_epi32(w, order));
-    }
-}
-
 /* Integer dot products of one 4-byte group of 16 weight rows with one activation row. */
 static inline __m256i dot_q8(__m256i w, __m256i a)
 {
@@ -391,7 +357,6 @@ const mm_kernels mm_kernels_avx2 = {
     .q_group = GQ,
     .f_group = GF,
     .f_chunk = 1280,      /* 80 KiB of panel */
-    .quantize_act = mm_quantize_act_x86,
     .pack_q = pack_q_avx2,
     .gemm_q = gemm_q_avx2,
     .pack_f = mm_pack_f_generic,

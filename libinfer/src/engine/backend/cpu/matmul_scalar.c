@@ -73,7 +73,6 @@ const mm_kernels mm_kernels_scalar = {
     .q_group = SCALAR_GQ,
     .f_group = SCALAR_GF,
     .f_chunk = 256,
-    .quantize_act = mm_quantize_act_generic,
     .pack_q = mm_pack_q_generic,
     .gemm_q = gemm_q_scalar,
     .pack_f = mm_pack_f_generic,
