@@ -329,6 +329,59 @@ TEST(test_mul_mat_k_activations_round_to_the_super_block_scale_and_carry_nan)
     }
 }
 
+/* Each level's Q8_K activation quantizer writes inf_quantize_row's bytes (ggml's), on super-blocks
+ * of magnitudes 2^-150 to 2^120, with ties of the largest magnitude in either sign, zeros (+0
+ * and -0), denormals, and NaN or +-Inf. */
+TEST(test_mul_mat_q8_k_activation_quantizer_of_every_level_writes_inf_quantize_row_bytes)
+{
+    enum { SB = 64, N = SB * QUANT_KBLOCK };
+    test_rng rng = {13};
+    float *x = malloc(N * sizeof *x);
+    block_q8_K *want = malloc(SB * sizeof *want), *got = malloc(SB * sizeof *got);
+    for (int sb = 0; sb < SB; sb++) {
+        float *xs = x + sb * QUANT_KBLOCK;
+        const float scale = ldexpf(1.0f, (int)rng_int(&rng, -150, 120));
+        for (int e = 0; e < QUANT_KBLOCK; e++)
+            xs[e] = rng_uniform(&rng, -1, 1) * scale;
+        switch (sb % 8) {
+        case 1: /* the largest magnitude twice, negative first */
+            xs[200] = 2 * scale;
+            xs[40] = -2 * scale;
+            break;
+        case 2:
+            for (int e = 0; e < QUANT_KBLOCK; e++)
+                xs[e] = e % 3 ? 0.0f : -0.0f;
+            break;
+        case 3:
+            xs[(int)rng_int(&rng, 0, QUANT_KBLOCK - 1)] = sb % 16 < 8 ? NAN : -INFINITY;
+            break;
+        case 4: /* magnitudes around the overflow of -127 / max */
+            for (int e = 0; e < QUANT_KBLOCK; e++)
+                xs[e] = rng_uniform(&rng, -1, 1) * ldexpf(1.0f, (int)rng_int(&rng, -124, -118));
+            break;
+        default:
+            break;
+        }
+    }
+    CHECK(inf_quantize_row(GGTK_TENSOR_Q8_K, x, want, N));
+    int ran = 0;
+    for (size_t li = 0; li < sizeof levels / sizeof levels[0]; li++) {
+        if (inf_simd_force(levels[li]) != levels[li])
+            continue;
+        memset(got, 0xA5, SB * sizeof *got);
+        mm_kernels_get()->quantize_q8_k(x, got, N);
+        for (int sb = 0; sb < SB; sb++)
+            CHECK_MSG(memcmp(&want[sb], &got[sb], sizeof *got) == 0, "%s super-block %d differs",
+                      inf_simd_level_name(levels[li]), sb);
+        ran++;
+    }
+    inf_simd_force(inf_simd_detect());
+    CHECK(ran >= 1);
+    free(x);
+    free(want);
+    free(got);
+}
+
 TEST(test_get_rows_of_every_dequantizable_block_type_equals_the_dequantizer)
 {
     test_rng rng = {21};

@@ -31,7 +31,8 @@
  * Q4_1, Q5_1 take Q8_1 (fp16 scale and fp16-rounded s per 32); the K types take Q8_K (one float
  * scale per 256-element super-block, K being a multiple of 256 for them), each block of 32
  * carrying its super-block's scale, with s = d_a * sum(a) in float. All are libinfer's own
- * quantizers, byte for byte ggml's; a block or super-block holding NaN or +-Inf gets a NaN
+ * quantizers, byte for byte ggml's (the x86 levels run Q8_K's as vector code of their own, with
+ * the same bytes: activation quantization is a noticeable share of a prompt's time); a block or super-block holding NaN or +-Inf gets a NaN
  * scale and zero codes, so its output row is NaN.
  *
  * Packed quantized weight panel (a chunk of n_blocks blocks of 32 columns), for each block b:
@@ -131,6 +132,9 @@ typedef void (*mm_pack_act_f_fn)(const float *const *rows, int g, int64_t K, flo
 typedef void (*mm_gemm_f_fn)(const float *panel, const float *act, int64_t K, int nr, float *dst,
                              size_t dst_stride, int m_valid, mm_store store);
 
+/* Quantize a row of n activations (n a multiple of 256) to Q8_K: inf_quantize_row's bytes. */
+typedef void (*mm_quantize_q8_k_fn)(const float *x, void *dst, int64_t n);
+
 /* One level's kernels and the tile geometry they were written for. */
 typedef struct mm_kernels {
     const char *name;
@@ -140,6 +144,7 @@ typedef struct mm_kernels {
     /* The float path's reduction is cut into equal chunks of at most f_chunk elements, so that
      * a panel's chunk stays in L2; partial sums accumulate in dst. */
     int f_chunk;
+    mm_quantize_q8_k_fn quantize_q8_k; /* activations of K-type weights */
     mm_pack_q_fn pack_q;
     mm_gemm_q_fn gemm_q;
     mm_pack_f_fn pack_f;
@@ -170,6 +175,10 @@ void mm_pack_f_dequantized(ggtk_tensor_type type, const char *w, size_t row_stri
 void mm_pack_q_x86(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
                    int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m,
                    bool signed_q8);
+/* The AVX2 Q8_K activation quantizer (mm_quantize_q8_k_fn), also the AVX-512 level's: the
+ * scalar Q8_K code's bytes, several times faster; it leaves non-finite, zero and tiny
+ * super-blocks to the scalar code. (Q8_K's quantizer in quant_kernels is scalar at every level.) */
+void mm_quantize_q8_k_x86(const float *x, void *dst, int64_t n);
 #endif
 
 extern const mm_kernels mm_kernels_scalar;

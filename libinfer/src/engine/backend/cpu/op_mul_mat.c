@@ -174,15 +174,18 @@ static void pack_quantized_row(const mm_plan *plan, const float *row, void *scra
             put_act_block(f, G, zeros, 0.0f, 0.0f, group + (size_t)b * block_bytes, j);
         return;
     }
-    inf_quantize_row(act_type(f->act), row, scratch, plan->K);
     if (f->act == MM_ACT_Q8_K) {
+        plan->kernels->quantize_q8_k(row, scratch, plan->K); /* inf_quantize_row's bytes */
         /* every block of 32 carries its super-block's scale */
         for (int64_t b = 0; b < plan->n_blocks; b++) {
             const block_q8_K *q = (const block_q8_K *)scratch + b / (QUANT_KBLOCK / MM_BLOCK);
             put_act_block(f, G, q->qs + b % (QUANT_KBLOCK / MM_BLOCK) * MM_BLOCK, q->d, 0.0f,
                           group + (size_t)b * block_bytes, j);
         }
-    } else if (f->act == MM_ACT_Q8_1) {
+        return;
+    }
+    inf_quantize_row(act_type(f->act), row, scratch, plan->K);
+    if (f->act == MM_ACT_Q8_1) {
         for (int64_t b = 0; b < plan->n_blocks; b++) {
             const block_q8_1 *q = (const block_q8_1 *)scratch + b;
             put_act_block(f, G, q->qs, quant_fp16_to_fp32(q->d), quant_fp16_to_fp32(q->s),
