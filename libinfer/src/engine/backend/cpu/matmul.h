@@ -32,8 +32,8 @@
  * scale per 256-element super-block, K being a multiple of 256 for them), each block of 32
  * carrying its super-block's scale, with s = d_a * sum(a) in float. All are libinfer's own
  * quantizers, byte for byte ggml's (the x86 levels run Q8_K's as vector code of their own, with
- * the same bytes: activation quantization is a noticeable share of a prompt's time); a block or super-block holding NaN or +-Inf gets a NaN
- * scale and zero codes, so its output row is NaN.
+ * the same bytes: activation quantization is a noticeable share of a prompt's time). A block
+ * or super-block holding NaN or +-Inf gets a NaN scale and zero codes: its output row is NaN.
  *
  * Packed quantized weight panel (a chunk of n_blocks blocks of 32 columns), for each block b:
  *   qs: 8 groups g of [P rows][4 bytes] (bytes 4g..4g+3 of each row's block), P*32 bytes

@@ -168,9 +168,11 @@ static void pack_q_avx2(const mm_weight_format *f, const char *w, size_t row_str
  * add 1.5 * 2^23 and take the low mantissa bits, then clamp at 127. */
 static inline __m256i q8_k_codes(const float *x, __m256 iscale)
 {
-    const __m256 shifted = _mm256_add_ps(_mm256_mul_ps(iscale, _mm256_loadu_ps(x)), _mm256_set1_ps(12582912.0f));
+    const __m256 shifted = _mm256_add_ps(_mm256_mul_ps(iscale, _mm256_loadu_ps(x)),
+                                         _mm256_set1_ps(12582912.0f));
     const __m256i low = _mm256_and_si256(_mm256_castps_si256(shifted), _mm256_set1_epi32(0x007FFFFF));
-    return _mm256_min_epi32(_mm256_sub_epi32(low, _mm256_set1_epi32(0x00400000)), _mm256_set1_epi32(127));
+    return _mm256_min_epi32(_mm256_sub_epi32(low, _mm256_set1_epi32(0x00400000)),
+                            _mm256_set1_epi32(127));
 }
 
 /* (Vectors are loaded where used, never kept in arrays: GCC spills such arrays in 128-bit halves
@@ -200,13 +202,14 @@ void mm_quantize_q8_k_x86(const float *x, void *dst, int64_t n)
         int first = 0;
         uint32_t hits;
         while (!(hits = (uint32_t)_mm256_movemask_ps(avx2_magnitude_is(_mm256_loadu_ps(xs + first), a))))
-            first += 8;
+            first += 8; /* amax is some element's magnitude: this ends */
         const float iscale = -127.0f / xs[first + __builtin_ctz(hits)];
         const __m256 is = _mm256_set1_ps(iscale);
         for (int e = 0; e < QUANT_KBLOCK; e += MM_BLOCK) {
             /* codes are within [-127, 127] here, so the saturating packs are plain narrowing */
-            const __m256i w = _mm256_packs_epi16(_mm256_packs_epi32(q8_k_codes(xs + e, is), q8_k_codes(xs + e + 8, is)),
-                                                 _mm256_packs_epi32(q8_k_codes(xs + e + 16, is), q8_k_codes(xs + e + 24, is)));
+            const __m256i lo = _mm256_packs_epi32(q8_k_codes(xs + e, is), q8_k_codes(xs + e + 8, is));
+            const __m256i hi = _mm256_packs_epi32(q8_k_codes(xs + e + 16, is), q8_k_codes(xs + e + 24, is));
+            const __m256i w = _mm256_packs_epi16(lo, hi);
             _mm256_storeu_si256((__m256i *)(y->qs + e), _mm256_permutevar8x32_epi32(w, order));
         }
         for (int j = 0; j < QUANT_KBLOCK / 16; j++) {

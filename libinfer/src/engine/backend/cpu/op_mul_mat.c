@@ -97,7 +97,8 @@ static void make_plan(const inf_tensor *node, mm_plan *plan)
     plan->act_bytes = round_up(plan->group_bytes * plan->groups * plan->batches);
     plan->panel_bytes = round_up(plan->panel_bytes);
     plan->scratch_bytes = plan->quantized
-                              ? round_up((size_t)plan->K * sizeof(float) + act_row_bytes(plan->format->act, plan->K))
+                              ? round_up((size_t)plan->K * sizeof(float) +
+                                         act_row_bytes(plan->format->act, plan->K))
                               : round_up((size_t)plan->K * plan->G * sizeof(float));
 }
 
