@@ -11,6 +11,7 @@
 
 #include "engine/backend/cpu/matmul.h"
 #include "engine/quant_kernels/quant_internal.h"
+#include "engine/quant_kernels/quant_kblocks.h"
 #include "infer_util.h"
 #include "test.h"
 
@@ -49,15 +50,19 @@ static void fill_blocks(inf_tensor *t, test_rng *rng)
     free(x);
 }
 
-/* One activation row as the product packs it: codes q, block scales d, sub-block sums s (the
- * float s of affine weights). */
+/* One activation row as the product packs it: codes q, block scales d (a K type's block carries
+ * its Q8_K super-block's scale), sub-block sums s (the float s of affine weights). */
 static void quantize_activations(const mm_weight_format *f, const float *x, int64_t K, int8_t *q,
                                  float *d, float *s)
 {
     const int64_t nb = K / MM_BLOCK;
-    if (f->act == MM_ACT_Q8_F32) {
+    if (f->act == MM_ACT_Q8_K) {
+        block_q8_K *blocks = malloc((size_t)(K / QUANT_KBLOCK) * sizeof *blocks);
+        inf_quantize_row(GGTK_TENSOR_Q8_K, x, blocks, K);
         for (int64_t b = 0; b < nb; b++) {
-            mm_quantize_act_q8_f32(x + b * MM_BLOCK, q + b * MM_BLOCK, &d[b]);
+            const block_q8_K *sb = &blocks[b / (QUANT_KBLOCK / MM_BLOCK)];
+            memcpy(q + b * MM_BLOCK, sb->qs + b % (QUANT_KBLOCK / MM_BLOCK) * MM_BLOCK, MM_BLOCK);
+            d[b] = sb->d;
             for (int sub = 0; sub < f->subs; sub++) {
                 int32_t sum = 0;
                 for (int e = 0; e < MM_BLOCK / f->subs; e++)
@@ -65,6 +70,7 @@ static void quantize_activations(const mm_weight_format *f, const float *x, int6
                 s[b * f->subs + sub] = d[b] * (float)sum;
             }
         }
+        free(blocks);
         return;
     }
     const bool q81 = f->act == MM_ACT_Q8_1;
@@ -280,49 +286,100 @@ TEST(test_mul_mat_formats_decode_as_the_dequantizers)
     }
 }
 
-TEST(test_mul_mat_activation_blocks_round_to_nearest_and_carry_nan)
+/* K-type weights meet Q8_K activations: codes in [-127, 127] (AVX2's 16-bit pair sums rely on
+ * it) within half a step of the super-block's scale d, for super-blocks of magnitudes 2^-130 to
+ * 2^100; and one NaN activation makes its output row NaN for every K type. */
+TEST(test_mul_mat_k_activations_round_to_the_super_block_scale_and_carry_nan)
 {
     test_rng rng = {8};
-    float x[MM_BLOCK], d;
-    int8_t q[MM_BLOCK];
+    const mm_weight_format *f = mm_weight_format_get(GGTK_TENSOR_Q4_K);
+    CHECK(f && f->act == MM_ACT_Q8_K);
+    float x[QUANT_KBLOCK], d[QUANT_KBLOCK / MM_BLOCK], s[QUANT_KBLOCK / MM_BLOCK];
+    int8_t q[QUANT_KBLOCK];
     for (int r = 0; r < 200; r++) {
         const float scale = ldexpf(1.0f, (int)rng_int(&rng, -130, 100));
-        for (int e = 0; e < MM_BLOCK; e++)
+        for (int e = 0; e < QUANT_KBLOCK; e++)
             x[e] = rng_uniform(&rng, -1, 1) * scale;
-        mm_quantize_act_q8_f32(x, q, &d);
-#if defined(__x86_64__)
-        if (inf_simd_detect() >= INF_SIMD_AVX2) { /* the SIMD quantizer agrees bit for bit */
-            int8_t q2[MM_BLOCK];
-            float d2;
-            mm_quantize_act_x86(x, MM_BLOCK, q2, &d2);
-            CHECK(memcmp(q, q2, sizeof q2) == 0 && memcmp(&d, &d2, sizeof d) == 0);
-        }
-#endif
-        for (int e = 0; e < MM_BLOCK; e++) {
-            CHECK(q[e] >= -127 && q[e] <= 127);
-            /* Within half a step (and a relative 2^-20 for the roundings of x * 127 / amax); blocks
-             * below 2^-100 have no codes. */
-            CHECK_MSG(fabs((double)x[e] - (double)d * q[e]) <= 0.5 * d * (1 + 0x1p-20) + 0x1p-100,
-                      "scale %g element %d: %g vs %g * %d", scale, e, x[e], d, q[e]);
+        quantize_activations(f, x, QUANT_KBLOCK, q, d, s);
+        for (int e = 0; e < QUANT_KBLOCK; e++) {
+            const double step = fabs((double)d[e / MM_BLOCK]);
+            CHECK(q[e] >= -127 && q[e] <= 127 && d[e / MM_BLOCK] == d[0]);
+            /* Half a step, widened by the roundings of x / d and of d = 1 / (127 / max) (each at
+             * most 127 u of a step); super-blocks below 2^-100 may have no codes. */
+            CHECK_MSG(fabs((double)x[e] - (double)d[0] * q[e]) <= 0.5 * step * (1 + 0x1p-14) + 0x1p-100,
+                      "scale %g element %d: %g vs %g * %d", scale, e, x[e], d[0], q[e]);
         }
     }
-    x[3] = NAN;
-    mm_quantize_act_q8_f32(x, q, &d);
-    CHECK(isnan(d));
-    /* Through the product: one NaN activation makes its output row NaN, for a K weight. */
-    inf_context *ctx = data_context(4);
-    inf_tensor *w = inf_tensor_new_2d(ctx, GGTK_TENSOR_Q4_K, 256, 8);
-    inf_tensor *xt = inf_tensor_new_2d(ctx, GGTK_TENSOR_F32, 256, 2);
-    fill_blocks(w, &rng);
-    tensor_fill(xt, &rng, -1, 1);
-    ((float *)xt->data)[256 + 17] = NAN;
-    inf_tensor *out = inf_mul_mat(ctx, w, xt);
-    CHECK(compute_graph(ctx, out, 1) == GGTK_OK);
-    for (int m = 0; m < 8; m++) {
-        CHECK(!isnan(tensor_get(out, m, 0, 0, 0)));
-        CHECK(isnan(tensor_get(out, m, 1, 0, 0)));
+    static const ggtk_tensor_type types[] = {GGTK_TENSOR_Q2_K, GGTK_TENSOR_Q3_K, GGTK_TENSOR_Q4_K,
+                                             GGTK_TENSOR_Q5_K, GGTK_TENSOR_Q6_K};
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        inf_context *ctx = data_context(4);
+        inf_tensor *w = inf_tensor_new_2d(ctx, types[t], 512, 8);
+        inf_tensor *xt = inf_tensor_new_2d(ctx, GGTK_TENSOR_F32, 512, 2);
+        fill_blocks(w, &rng);
+        tensor_fill(xt, &rng, -1, 1);
+        ((float *)xt->data)[512 + 300] = NAN; /* row 1, second super-block */
+        inf_tensor *out = inf_mul_mat(ctx, w, xt);
+        CHECK(compute_graph(ctx, out, 1) == GGTK_OK);
+        for (int m = 0; m < 8; m++) {
+            CHECK_MSG(!isnan(tensor_get(out, m, 0, 0, 0)), "%s row 0", ggtk_tensor_type_info_get(types[t])->name);
+            CHECK_MSG(isnan(tensor_get(out, m, 1, 0, 0)), "%s row 1", ggtk_tensor_type_info_get(types[t])->name);
+        }
+        inf_context_free(ctx);
     }
-    inf_context_free(ctx);
+}
+
+/* Each level's Q8_K activation quantizer writes inf_quantize_row's bytes (ggml's), on super-blocks
+ * of magnitudes 2^-150 to 2^120, with ties of the largest magnitude in either sign, zeros (+0
+ * and -0), denormals, and NaN or +-Inf. */
+TEST(test_mul_mat_q8_k_activation_quantizer_of_every_level_writes_inf_quantize_row_bytes)
+{
+    enum { SB = 64, N = SB * QUANT_KBLOCK };
+    test_rng rng = {13};
+    float *x = malloc(N * sizeof *x);
+    block_q8_K *want = malloc(SB * sizeof *want), *got = malloc(SB * sizeof *got);
+    for (int sb = 0; sb < SB; sb++) {
+        float *xs = x + sb * QUANT_KBLOCK;
+        const float scale = ldexpf(1.0f, (int)rng_int(&rng, -150, 120));
+        for (int e = 0; e < QUANT_KBLOCK; e++)
+            xs[e] = rng_uniform(&rng, -1, 1) * scale;
+        switch (sb % 8) {
+        case 1: /* the largest magnitude twice, negative first */
+            xs[200] = 2 * scale;
+            xs[40] = -2 * scale;
+            break;
+        case 2:
+            for (int e = 0; e < QUANT_KBLOCK; e++)
+                xs[e] = e % 3 ? 0.0f : -0.0f;
+            break;
+        case 3:
+            xs[(int)rng_int(&rng, 0, QUANT_KBLOCK - 1)] = sb % 16 < 8 ? NAN : -INFINITY;
+            break;
+        case 4: /* magnitudes around the overflow of -127 / max */
+            for (int e = 0; e < QUANT_KBLOCK; e++)
+                xs[e] = rng_uniform(&rng, -1, 1) * ldexpf(1.0f, (int)rng_int(&rng, -124, -118));
+            break;
+        default:
+            break;
+        }
+    }
+    CHECK(inf_quantize_row(GGTK_TENSOR_Q8_K, x, want, N));
+    int ran = 0;
+    for (size_t li = 0; li < sizeof levels / sizeof levels[0]; li++) {
+        if (inf_simd_force(levels[li]) != levels[li])
+            continue;
+        memset(got, 0xA5, SB * sizeof *got);
+        mm_kernels_get()->quantize_q8_k(x, got, N);
+        for (int sb = 0; sb < SB; sb++)
+            CHECK_MSG(memcmp(&want[sb], &got[sb], sizeof *got) == 0, "%s super-block %d differs",
+                      inf_simd_level_name(levels[li]), sb);
+        ran++;
+    }
+    inf_simd_force(inf_simd_detect());
+    CHECK(ran >= 1);
+    free(x);
+    free(want);
+    free(got);
 }
 
 TEST(test_get_rows_of_every_dequantizable_block_type_equals_the_dequantizer)

@@ -26,13 +26,14 @@
  * Q6_K/Q3_K/Q2_K's 16-element sub-blocks are the two halves of a block (S = 16: two scales,
  * two minimums and two activation sums per block).
  *
- * Activations: the legacy types meet llama.cpp's own formats (Q8_0: fp16 scale, for Q8_0, Q4_0,
- * Q5_0; Q8_1: fp16 scale and fp16-rounded sum s, for Q4_1, Q5_1), so products agree with ggml's.
- * For K types ggml uses Q8_K (one float scale per 256 elements); here they get 8-bit codes per
- * 32 elements with a float scale amax/127 (MM_ACT_Q8_F32), and s = d_a * sum(a) in float: a
- * block's scale is never larger than its super-block's, so every activation is represented at
- * least as finely as with Q8_K, and the sums carry no fp16 rounding. The consequence: K-type
- * products differ from llama.cpp's by that (smaller) activation rounding, not bit for bit.
+ * Activations: every type meets the activation format llama.cpp gives it, so products agree
+ * with llama.cpp's up to float summation order. Q8_0, Q4_0, Q5_0 take Q8_0 (fp16 scale per 32);
+ * Q4_1, Q5_1 take Q8_1 (fp16 scale and fp16-rounded s per 32); the K types take Q8_K (one float
+ * scale per 256-element super-block, K being a multiple of 256 for them), each block of 32
+ * carrying its super-block's scale, with s = d_a * sum(a) in float. All are libinfer's own
+ * quantizers, byte for byte ggml's (the x86 levels run Q8_K's as vector code of their own, with
+ * the same bytes: activation quantization is a noticeable share of a prompt's time). A block
+ * or super-block holding NaN or +-Inf gets a NaN scale and zero codes: its output row is NaN.
  *
  * Packed quantized weight panel (a chunk of n_blocks blocks of 32 columns), for each block b:
  *   qs: 8 groups g of [P rows][4 bytes] (bytes 4g..4g+3 of each row's block), P*32 bytes
@@ -76,7 +77,7 @@ typedef enum mm_store {
 typedef enum mm_act_kind {
     MM_ACT_Q8_0,   /* libinfer's Q8_0 (ggml's): fp16 scale */
     MM_ACT_Q8_1,   /* libinfer's Q8_1 (ggml's): fp16 scale, fp16 s */
-    MM_ACT_Q8_F32, /* codes round(a * 127 / amax), float scale amax / 127, exact float s */
+    MM_ACT_Q8_K,   /* libinfer's Q8_K (ggml's): float scale per 256, float s = d * sum */
 } mm_act_kind;
 
 /* The 32 unsigned codes of block b (0-based, in blocks of 32 columns) of a weight row starting
@@ -131,9 +132,8 @@ typedef void (*mm_pack_act_f_fn)(const float *const *rows, int g, int64_t K, flo
 typedef void (*mm_gemm_f_fn)(const float *panel, const float *act, int64_t K, int nr, float *dst,
                              size_t dst_stride, int m_valid, mm_store store);
 
-/* Quantize a row of n activations (n a multiple of 32) for MM_ACT_Q8_F32 weights: codes q[n],
- * block scales d[n / 32], as mm_quantize_act_q8_f32 block by block (bit for bit). */
-typedef void (*mm_quantize_act_fn)(const float *x, int64_t n, int8_t *q, float *d);
+/* Quantize a row of n activations (n a multiple of 256) to Q8_K: inf_quantize_row's bytes. */
+typedef void (*mm_quantize_q8_k_fn)(const float *x, void *dst, int64_t n);
 
 /* One level's kernels and the tile geometry they were written for. */
 typedef struct mm_kernels {
@@ -144,7 +144,7 @@ typedef struct mm_kernels {
     /* The float path's reduction is cut into equal chunks of at most f_chunk elements, so that
      * a panel's chunk stays in L2; partial sums accumulate in dst. */
     int f_chunk;
-    mm_quantize_act_fn quantize_act;
+    mm_quantize_q8_k_fn quantize_q8_k; /* activations of K-type weights */
     mm_pack_q_fn pack_q;
     mm_gemm_q_fn gemm_q;
     mm_pack_f_fn pack_f;
@@ -155,13 +155,6 @@ typedef struct mm_kernels {
 /* Kernels of the active SIMD level (inf_simd_active(), with VNNI for the AVX-512 quantized
  * kernels). Static storage. */
 const mm_kernels *mm_kernels_get(void);
-
-/* The activation codes of one block of 32 for MM_ACT_Q8_F32: d = amax / 127, q = x * 127 / amax
- * rounded to nearest (ties to even); zero codes for blocks below 2^-100. A block holding NaN or
- * +-Inf gets d = NaN and zero codes, so products with it are NaN. */
-void mm_quantize_act_q8_f32(const float x[MM_BLOCK], int8_t q[MM_BLOCK], float *d);
-/* That, for a row (the scalar level's mm_quantize_act_fn). */
-void mm_quantize_act_generic(const float *x, int64_t n, int8_t *q, float *d);
 
 /* Portable packers, used by the scalar level and as a fallback by the others. */
 void mm_pack_q_generic(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
@@ -182,8 +175,10 @@ void mm_pack_f_dequantized(ggtk_tensor_type type, const char *w, size_t row_stri
 void mm_pack_q_x86(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
                    int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m,
                    bool signed_q8);
-/* The AVX2 activation quantizer (mm_quantize_act_fn), also the AVX-512 level's. */
-void mm_quantize_act_x86(const float *x, int64_t n, int8_t *q, float *d);
+/* The AVX2 Q8_K activation quantizer (mm_quantize_q8_k_fn), also the AVX-512 level's: the
+ * scalar Q8_K code's bytes, several times faster; it leaves non-finite, zero and tiny
+ * super-blocks to the scalar code. (Q8_K's quantizer in quant_kernels is scalar at every level.) */
+void mm_quantize_q8_k_x86(const float *x, void *dst, int64_t n);
 #endif
 
 extern const mm_kernels mm_kernels_scalar;

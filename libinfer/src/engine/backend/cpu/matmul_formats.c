@@ -229,11 +229,11 @@ static const mm_weight_format formats[GGTK_TENSOR_TYPE_COUNT] = {
     FORMAT(Q5_0, 1, false, 16, 31, Q8_0, q5_0),
     FORMAT(Q4_1, 1, true, 0, 15, Q8_1, q4_1),
     FORMAT(Q5_1, 1, true, 0, 31, Q8_1, q5_1),
-    FORMAT(Q4_K, 1, true, 0, 15, Q8_F32, q4_k),
-    FORMAT(Q5_K, 1, true, 0, 31, Q8_F32, q5_k),
-    FORMAT(Q6_K, 2, false, 32, 63, Q8_F32, q6_k),
-    FORMAT(Q3_K, 2, false, 4, 7, Q8_F32, q3_k),
-    FORMAT(Q2_K, 2, true, 0, 3, Q8_F32, q2_k),
+    FORMAT(Q4_K, 1, true, 0, 15, Q8_K, q4_k),
+    FORMAT(Q5_K, 1, true, 0, 31, Q8_K, q5_k),
+    FORMAT(Q6_K, 2, false, 32, 63, Q8_K, q6_k),
+    FORMAT(Q3_K, 2, false, 4, 7, Q8_K, q3_k),
+    FORMAT(Q2_K, 2, true, 0, 3, Q8_K, q2_k),
 };
 
 const mm_weight_format *mm_weight_format_get(ggtk_tensor_type type)

@@ -1,7 +1,5 @@
 /* matmul_pack.c - portable packing of weight panels into the formats of matmul.h. The scalar
  * level uses these; the SIMD levels have faster packers of the same formats for some types. */
-#include <float.h>
-#include <math.h>
 #include <string.h>
 
 #include "matmul.h"
@@ -58,31 +56,4 @@ void mm_pack_act_f_generic(const float *const *rows, int g, int64_t K, float *gr
         for (int64_t k = 0; k < K; k++)
             group[k * g + j] = rows[j] ? rows[j][k] : 0.0f;
     }
-}
-
-void mm_quantize_act_q8_f32(const float x[MM_BLOCK], int8_t q[MM_BLOCK], float *d)
-{
-    float amax = 0.0f;
-    bool finite = true;
-    for (int e = 0; e < MM_BLOCK; e++) {
-        const float ax = fabsf(x[e]);
-        finite &= ax <= FLT_MAX;
-        amax = ax > amax ? ax : amax;
-    }
-    *d = finite ? amax / 127.0f : NAN;
-    if (!finite || amax < 0x1p-100f) { /* tiny blocks (d not normal) are not worth codes */
-        memset(q, 0, MM_BLOCK);
-        return;
-    }
-    /* |x * 127 / amax| <= 127 up to one rounding; adding and removing 1.5 * 2^23 rounds to the
-     * nearest integer (ties to even) in any IEEE arithmetic, and vectorizes. */
-    const float id = 127.0f / amax, magic = 0x1.8p23f;
-    for (int e = 0; e < MM_BLOCK; e++)
-        q[e] = (int8_t)(int32_t)((x[e] * id + magic) - magic);
-}
-
-void mm_quantize_act_generic(const float *x, int64_t n, int8_t *q, float *d)
-{
-    for (int64_t b = 0; b < n / MM_BLOCK; b++)
-        mm_quantize_act_q8_f32(x + b * MM_BLOCK, q + b * MM_BLOCK, &d[b]);
 }

@@ -2,6 +2,7 @@
  * tested against. They follow the same packed formats and the same order of float operations per
  * sub-block (an exact integer dot product, then fused multiply-adds by the scales, see matmul.h). */
 #include "matmul.h"
+#include "engine/quant_kernels/kquant_quantize.h"
 
 #include <math.h>
 #include <string.h>
@@ -73,7 +74,7 @@ const mm_kernels mm_kernels_scalar = {
     .q_group = SCALAR_GQ,
     .f_group = SCALAR_GF,
     .f_chunk = 256,
-    .quantize_act = mm_quantize_act_generic,
+    .quantize_q8_k = inf_q8_k_from_float_scalar,
     .pack_q = mm_pack_q_generic,
     .gemm_q = gemm_q_scalar,
     .pack_f = mm_pack_f_generic,

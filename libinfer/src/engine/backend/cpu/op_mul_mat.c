@@ -7,6 +7,7 @@
 #include "matmul.h"
 #include <ggtk/inf_quant.h>
 #include "engine/quant_kernels/quant_internal.h"
+#include "engine/quant_kernels/quant_kblocks.h"
 #include "engine/tensor/tensor_internal.h"
 
 typedef struct mm_plan {
@@ -39,6 +40,26 @@ static int64_t chunk_steps(int64_t total, int64_t limit)
 {
     const int64_t chunks = (total + limit - 1) / limit;
     return chunks > 0 ? (total + chunks - 1) / chunks : 1;
+}
+
+/* The libinfer type an activation row is quantized to for a weight format. */
+static ggtk_tensor_type act_type(mm_act_kind act)
+{
+    switch (act) {
+    case MM_ACT_Q8_1:
+        return GGTK_TENSOR_Q8_1;
+    case MM_ACT_Q8_K:
+        return GGTK_TENSOR_Q8_K;
+    default:
+        return GGTK_TENSOR_Q8_0;
+    }
+}
+
+/* Bytes of one activation row of K elements quantized for `act`. */
+static size_t act_row_bytes(mm_act_kind act, int64_t K)
+{
+    const ggtk_tensor_type_info *info = ggtk_tensor_type_info_get(act_type(act));
+    return (size_t)(K / info->block_size) * info->block_bytes;
 }
 
 static void make_plan(const inf_tensor *node, mm_plan *plan)
@@ -77,7 +98,7 @@ static void make_plan(const inf_tensor *node, mm_plan *plan)
     plan->panel_bytes = round_up(plan->panel_bytes);
     plan->scratch_bytes = plan->quantized
                               ? round_up((size_t)plan->K * sizeof(float) +
-                                         (size_t)plan->n_blocks * sizeof(block_q8_1))
+                                         act_row_bytes(plan->format->act, plan->K))
                               : round_up((size_t)plan->K * plan->G * sizeof(float));
 }
 
@@ -154,22 +175,24 @@ static void pack_quantized_row(const mm_plan *plan, const float *row, void *scra
             put_act_block(f, G, zeros, 0.0f, 0.0f, group + (size_t)b * block_bytes, j);
         return;
     }
-    if (f->act == MM_ACT_Q8_F32) {
-        /* codes, then scales, in scratch (36 bytes per block, as a Q8_1 block) */
-        int8_t *codes = scratch;
-        float *scales = (float *)((char *)scratch + plan->K);
-        plan->kernels->quantize_act(row, plan->K, codes, scales);
-        for (int64_t b = 0; b < plan->n_blocks; b++)
-            put_act_block(f, G, codes + b * MM_BLOCK, scales[b], 0.0f, group + (size_t)b * block_bytes, j);
-    } else if (f->act == MM_ACT_Q8_1) {
-        inf_quantize_row(GGTK_TENSOR_Q8_1, row, scratch, plan->K);
+    if (f->act == MM_ACT_Q8_K) {
+        plan->kernels->quantize_q8_k(row, scratch, plan->K); /* inf_quantize_row's bytes */
+        /* every block of 32 carries its super-block's scale */
+        for (int64_t b = 0; b < plan->n_blocks; b++) {
+            const block_q8_K *q = (const block_q8_K *)scratch + b / (QUANT_KBLOCK / MM_BLOCK);
+            put_act_block(f, G, q->qs + b % (QUANT_KBLOCK / MM_BLOCK) * MM_BLOCK, q->d, 0.0f,
+                          group + (size_t)b * block_bytes, j);
+        }
+        return;
+    }
+    inf_quantize_row(act_type(f->act), row, scratch, plan->K);
+    if (f->act == MM_ACT_Q8_1) {
         for (int64_t b = 0; b < plan->n_blocks; b++) {
             const block_q8_1 *q = (const block_q8_1 *)scratch + b;
             put_act_block(f, G, q->qs, quant_fp16_to_fp32(q->d), quant_fp16_to_fp32(q->s),
                           group + (size_t)b * block_bytes, j);
         }
     } else {
-        inf_quantize_row(GGTK_TENSOR_Q8_0, row, scratch, plan->K);
         for (int64_t b = 0; b < plan->n_blocks; b++) {
             const block_q8_0 *q = (const block_q8_0 *)scratch + b;
             put_act_block(f, G, q->qs, quant_fp16_to_fp32(q->d), 0.0f, group + (size_t)b * block_bytes, j);
