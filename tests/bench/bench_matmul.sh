@@ -30,14 +30,17 @@ trap 'rm -f "$case_file"' EXIT
 # machine. The ratio compares means (llama.cpp reports a mean); "best" shows what ours reaches
 # when it has the cores to itself.
 printf '%-6s %6s %6s %5s %11s %11s %11s %8s\n' type K M N "ours best" "ours mean" "llama mean" ratio
-for type in f32 q8_0 q4_0; do
+for type in f32 q8_0 q4_0 q4_k q6_k; do
     case $type in
         f32) code=0 bsize=1 bbytes=4 ;;
         q8_0) code=8 bsize=32 bbytes=34 ;;
         q4_0) code=2 bsize=32 bbytes=18 ;;
+        q4_k) code=12 bsize=256 bbytes=144 ;;
+        q6_k) code=14 bsize=256 bbytes=210 ;;
     esac
     for shape in $shapes; do
         K=${shape%x*} M=${shape#*x} N=512
+        [ $((K % bsize)) -eq 0 ] || continue # K-quant rows are whole super-blocks of 256
         line=$("$bin" --threads "$threads" --types "$type" --shapes "$shape" --rows "$N" --seconds 2 | tail -1)
         best=$(echo "$line" | awk '{print $8}')
         mean=$(echo "$line" | awk '{print $9}')
