@@ -369,7 +369,7 @@ TEST(test_mul_mat_q8_k_activation_quantizer_of_every_level_writes_inf_quantize_r
         if (inf_simd_force(levels[li]) != levels[li])
             continue;
         memset(got, 0xA5, SB * sizeof *got);
-        mm_kernels_get()->quantize_q8_k(x, got, N);
+        inf_quant_kernels_get(GGTK_TENSOR_Q8_K)->from_float(x, got, N);
         for (int sb = 0; sb < SB; sb++)
             CHECK_MSG(memcmp(&want[sb], &got[sb], sizeof *got) == 0, "%s super-block %d differs",
                       inf_simd_level_name(levels[li]), sb);

@@ -52,9 +52,9 @@
  * the K-quants have AVX2 and AVX-512 versions (NEON: Q4_K and Q6_K); the dequantize-only types
  * use their scalar kernel at every level. Quantizers: the K-quant searches run 8 sub-blocks at
  * a time, one per AVX2 lane, with the scalar operations (Q2_K, Q4_K, Q5_K, Q6_K, and Q3_K with
- * an imatrix); Q3_K's reference search, Q8_K and the weighted legacy quantizers are the scalar
- * code at every level. The version used follows inf_simd_active() (see inf_simd.h) at the
- * moment of each call.
+ * an imatrix), Q8_K has an AVX2 version; Q3_K's reference search and the weighted legacy
+ * quantizers are the scalar code at every level. The version used follows inf_simd_active()
+ * (see inf_simd.h) at the moment of each call.
  *
  * Non-finite inputs: F16/BF16 conversions follow ggml (a NaN stays a quiet NaN of the same
  * sign, +-Inf stays +-Inf). A quantized block holding any NaN or +-Inf becomes the NaN block

@@ -49,6 +49,10 @@ void inf_q4_k_from_float_scalar(const float *src, void *dst, int64_t n);
 void inf_q5_k_from_float_scalar(const float *src, void *dst, int64_t n);
 void inf_q6_k_from_float_scalar(const float *src, void *dst, int64_t n);
 void inf_q8_k_from_float_scalar(const float *src, void *dst, int64_t n);
+#if defined(__x86_64__)
+/* The same bytes with AVX2 (q8_k_quantize_avx2.c), at the AVX2 and AVX-512 levels. */
+void inf_q8_k_from_float_avx2(const float *src, void *dst, int64_t n);
+#endif
 int64_t inf_q2_k_from_float_imatrix(const float *src, void *dst, int64_t n, const float *imatrix);
 int64_t inf_q3_k_from_float_imatrix(const float *src, void *dst, int64_t n, const float *imatrix);
 int64_t inf_q4_k_from_float_imatrix(const float *src, void *dst, int64_t n, const float *imatrix);

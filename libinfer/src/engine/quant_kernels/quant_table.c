@@ -24,15 +24,15 @@
                             KQUANT_IMATRIX_##search(prefix)}
 #define KQUANT_IMATRIX_scalar(prefix) inf_##prefix##_from_float_imatrix
 #define KQUANT_IMATRIX_avx2(prefix) inf_##prefix##_from_float_imatrix_avx2
-/* The K rows of a level: Q3_K's reference search and Q8_K are scalar everywhere (Q3_K's
- * weighted search follows `search`). */
+/* The K rows of a level: Q3_K's reference search is scalar everywhere (its weighted search
+ * follows `search`); Q8_K's quantizer is AVX2 code where `search` is. */
 #define KQUANT_ROWS(level, search)                                                          \
     KQUANT_ROW(Q2_K, q2_k, level, search),                                                  \
     [GGTK_TENSOR_Q3_K] = {inf_q3_k_to_float_##level, inf_q3_k_from_float_scalar,              \
                           KQUANT_IMATRIX_##search(q3_k)},                                   \
     KQUANT_ROW(Q4_K, q4_k, level, search), KQUANT_ROW(Q5_K, q5_k, level, search),           \
     KQUANT_ROW(Q6_K, q6_k, level, search),                                                  \
-    KERNELS(Q8_K, inf_q8_k_to_float_##level, inf_q8_k_from_float_scalar)
+    KERNELS(Q8_K, inf_q8_k_to_float_##level, inf_q8_k_from_float_##search)
 
 /* Types with only a scalar dequantizer (no SIMD version written yet), the same kernel at every
  * level. */

@@ -132,9 +132,6 @@ typedef void (*mm_pack_act_f_fn)(const float *const *rows, int g, int64_t K, flo
 typedef void (*mm_gemm_f_fn)(const float *panel, const float *act, int64_t K, int nr, float *dst,
                              size_t dst_stride, int m_valid, mm_store store);
 
-/* Quantize a row of n activations (n a multiple of 256) to Q8_K: inf_quantize_row's bytes. */
-typedef void (*mm_quantize_q8_k_fn)(const float *x, void *dst, int64_t n);
-
 /* One level's kernels and the tile geometry they were written for. */
 typedef struct mm_kernels {
     const char *name;
@@ -144,7 +141,6 @@ typedef struct mm_kernels {
     /* The float path's reduction is cut into equal chunks of at most f_chunk elements, so that
      * a panel's chunk stays in L2; partial sums accumulate in dst. */
     int f_chunk;
-    mm_quantize_q8_k_fn quantize_q8_k; /* activations of K-type weights */
     mm_pack_q_fn pack_q;
     mm_gemm_q_fn gemm_q;
     mm_pack_f_fn pack_f;
@@ -175,10 +171,6 @@ void mm_pack_f_dequantized(ggtk_tensor_type type, const char *w, size_t row_stri
 void mm_pack_q_x86(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
                    int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m,
                    bool signed_q8);
-/* The AVX2 Q8_K activation quantizer (mm_quantize_q8_k_fn), also the AVX-512 level's: the
- * scalar Q8_K code's bytes, several times faster; it leaves non-finite, zero and tiny
- * super-blocks to the scalar code. (Q8_K's quantizer in quant_kernels is scalar at every level.) */
-void mm_quantize_q8_k_x86(const float *x, void *dst, int64_t n);
 #endif
 
 extern const mm_kernels mm_kernels_scalar;

@@ -326,7 +326,6 @@ const mm_kernels mm_kernels_avx512 = {
     .q_group = GQ,
     .f_group = GF,
     .f_chunk = 640,       /* 80 KiB of panel */
-    .quantize_q8_k = mm_quantize_q8_k_x86,
     .pack_q = pack_q_avx512,
     .gemm_q = gemm_q_avx512,
     .pack_f = pack_f_avx512,

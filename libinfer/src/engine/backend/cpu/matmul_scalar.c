@@ -74,7 +74,6 @@ const mm_kernels mm_kernels_scalar = {
     .q_group = SCALAR_GQ,
     .f_group = SCALAR_GF,
     .f_chunk = 256,
-    .quantize_q8_k = inf_q8_k_from_float_scalar,
     .pack_q = mm_pack_q_generic,
     .gemm_q = gemm_q_scalar,
     .pack_f = mm_pack_f_generic,

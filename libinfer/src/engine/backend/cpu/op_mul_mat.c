@@ -176,7 +176,7 @@ static void pack_quantized_row(const mm_plan *plan, const float *row, void *scra
         return;
     }
     if (f->act == MM_ACT_Q8_K) {
-        plan->kernels->quantize_q8_k(row, scratch, plan->K); /* inf_quantize_row's bytes */
+        inf_quantize_row(GGTK_TENSOR_Q8_K, row, scratch, plan->K);
         /* every block of 32 carries its super-block's scale */
         for (int64_t b = 0; b < plan->n_blocks; b++) {
             const block_q8_K *q = (const block_q8_K *)scratch + b / (QUANT_KBLOCK / MM_BLOCK);
