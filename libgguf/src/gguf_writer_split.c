@@ -15,7 +15,7 @@ typedef struct part_list {
     int n;
 } part_list;
 
-static bool is_split_key(const char *key)
+bool ggtk_split_is_key(const char *key)
 {
     return strcmp(key, GGTK_SPLIT_KEY_NO) == 0 || strcmp(key, GGTK_SPLIT_KEY_COUNT) == 0 ||
            strcmp(key, GGTK_SPLIT_KEY_TENSORS_COUNT) == 0;
@@ -52,7 +52,7 @@ static ggtk_status add_part(part_list *parts, const ggtk_writer *whole, ggtk_err
     parts->writers[parts->n++] = part;
     ggtk_status status = GGTK_OK;
     for (int64_t i = 0; parts->n == 1 && i < whole->n_kvs && status == GGTK_OK; i++)
-        if (!is_split_key(whole->kvs[i].key))
+        if (!ggtk_split_is_key(whole->kvs[i].key))
             status = ggtk_writer_set(part, whole->kvs[i].key, &whole->kvs[i].value);
     return status == GGTK_OK ? GGTK_OK : fail_nomem(err);
 }
@@ -150,4 +150,30 @@ void ggtk_writer_split_free(ggtk_writer **parts, int n_parts)
     for (int p = 0; parts && p < n_parts; p++)
         ggtk_writer_free(parts[p]);
     free(parts);
+}
+
+ggtk_writer *ggtk_writer_new_from_split(const ggtk_split *set, bool (*skip_key)(const char *key),
+                                        ggtk_error *err)
+{
+    const ggtk_file *first = ggtk_split_part(set, 0);
+    ggtk_writer *writer = ggtk_writer_new();
+    if (!writer) {
+        ggtk_fail(err, GGTK_ERR_NOMEM, NULL, UINT64_MAX, "out of memory");
+        return NULL;
+    }
+    ggtk_status status = GGTK_OK;
+    for (int64_t i = 0; i < ggtk_kv_count(first) && status == GGTK_OK; i++)
+        if (!skip_key || !skip_key(ggtk_kv_key(first, i)))
+            status = ggtk_writer_set(writer, ggtk_kv_key(first, i), ggtk_kv_value(first, i));
+    for (int64_t i = 0; i < ggtk_split_tensor_count(set) && status == GGTK_OK; i++) {
+        const ggtk_tensor_info *info = ggtk_split_tensor(set, i, NULL);
+        status = ggtk_writer_add_tensor(writer, info->name, info->type, written_dims(info),
+                                        info->ne);
+    }
+    if (status == GGTK_OK)
+        return writer;
+    ggtk_writer_free(writer);
+    ggtk_fail(err, status, NULL, UINT64_MAX, "%s: cannot describe the whole model: %s",
+              ggtk_path(first), ggtk_strerror(status));
+    return NULL;
 }

@@ -8,50 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool is_split_key(const char *key)
-{
-    return strcmp(key, GGTK_SPLIT_KEY_NO) == 0 || strcmp(key, GGTK_SPLIT_KEY_COUNT) == 0 ||
-           strcmp(key, GGTK_SPLIT_KEY_TENSORS_COUNT) == 0;
-}
-
-/* Dimensions as ggml counts them when it writes a tensor: trailing dimensions of 1 dropped. */
-static uint32_t written_dims(const ggtk_tensor_info *info)
-{
-    uint32_t n = info->n_dims;
-    while (n > 1 && info->ne[n - 1] == 1)
-        n--;
-    return n;
-}
-
 static ggtk_status fail_nomem(ggtk_error *err)
 {
     return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory planning the files");
-}
-
-/* The whole model as one file: the first part's metadata without `skip_key`s and every tensor. */
-static ggtk_status whole_model(const ggtk_split *input, bool skip_key(const char *),
-                               ggtk_writer **out, ggtk_error *err)
-{
-    const ggtk_file *first = ggtk_split_part(input, 0);
-    ggtk_writer *writer = ggtk_writer_new();
-    if (!writer)
-        return fail_nomem(err);
-    ggtk_status status = GGTK_OK;
-    for (int64_t i = 0; i < ggtk_kv_count(first) && status == GGTK_OK; i++)
-        if (!skip_key(ggtk_kv_key(first, i)))
-            status = ggtk_writer_set(writer, ggtk_kv_key(first, i), ggtk_kv_value(first, i));
-    for (int64_t i = 0; i < ggtk_split_tensor_count(input) && status == GGTK_OK; i++) {
-        const ggtk_tensor_info *info = ggtk_split_tensor(input, i, NULL);
-        status = ggtk_writer_add_tensor(writer, info->name, info->type, written_dims(info),
-                                        info->ne);
-    }
-    if (status != GGTK_OK) {
-        ggtk_writer_free(writer);
-        return ggtk_error_set(err, status, GGTK_NO_OFFSET, "%s: cannot describe the output: %s",
-                              ggtk_path(first), ggtk_strerror(status));
-    }
-    *out = writer;
-    return GGTK_OK;
 }
 
 static ggtk_status name_files(split_plan *plan, const char *output, ggtk_error *err)
@@ -79,13 +38,12 @@ ggtk_status split_plan_parts(split_plan *plan, const ggtk_split *input, const sp
 {
     memset(plan, 0, sizeof *plan);
     plan->split = true;
-    ggtk_writer *whole = NULL;
-    ggtk_status status = whole_model(input, is_split_key, &whole, err);
-    if (status != GGTK_OK)
-        return status;
+    ggtk_writer *whole = ggtk_writer_new_from_split(input, ggtk_split_is_key, err);
+    if (!whole)
+        return err ? err->status : GGTK_ERR_NOMEM;
     ggtk_split_options options = {args->max_tensors, args->max_bytes,
                                   args->no_tensor_first_split};
-    status = ggtk_writer_split(whole, &options, &plan->writers, &plan->n_files, err);
+    ggtk_status status = ggtk_writer_split(whole, &options, &plan->writers, &plan->n_files, err);
     ggtk_writer_free(whole);
     if (status == GGTK_OK && plan->n_files > SPLIT_MAX_FILES)
         status = ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
@@ -112,11 +70,12 @@ ggtk_status split_plan_merge(split_plan *plan, const ggtk_split *input, const sp
     plan->writers = calloc(1, sizeof *plan->writers);
     if (!plan->writers)
         return fail_nomem(err);
-    ggtk_status status = whole_model(input, args->strip_split_keys ? is_split_key : is_split_count,
-                                     &plan->writers[0], err);
-    if (status != GGTK_OK)
-        return status;
+    plan->writers[0] = ggtk_writer_new_from_split(
+        input, args->strip_split_keys ? ggtk_split_is_key : is_split_count, err);
+    if (!plan->writers[0])
+        return err ? err->status : GGTK_ERR_NOMEM;
     plan->n_files = 1;
+    ggtk_status status;
     /* llama-gguf-split sets split.count to 0 in the merged file, which re-adds it at the end, so
      * that the file is not taken for a part. */
     if (!args->strip_split_keys &&

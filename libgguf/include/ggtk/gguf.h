@@ -326,6 +326,8 @@ GGTK_API uint64_t ggtk_tensor_elements(const ggtk_tensor_info *tensor);
 #define GGTK_SPLIT_KEY_NO "split.no"
 #define GGTK_SPLIT_KEY_COUNT "split.count"
 #define GGTK_SPLIT_KEY_TENSORS_COUNT "split.tensors.count"
+/* True when `key` is one of the three split keys above. */
+GGTK_API bool ggtk_split_is_key(const char *key);
 /* Most parts a set can have (split.count is a uint16). */
 #define GGTK_SPLIT_MAX_PARTS 65535
 
@@ -489,6 +491,14 @@ typedef struct ggtk_split_options {
  * GGTK_ERR_OVERFLOW, GGTK_ERR_NOMEM. */
 GGTK_API ggtk_status ggtk_writer_split(const ggtk_writer *whole, const ggtk_split_options *options,
                                        ggtk_writer ***parts, int *n_parts, ggtk_error *err);
+/* A new writer describing the model of `set` as one file: the first part's metadata in order,
+ * less the keys for which `skip_key` (NULL: none) returns true, and every tensor of every part in
+ * the merged order with ggml's dimension count (trailing dimensions of 1 dropped). Pass
+ * ggtk_split_is_key to leave out all split keys. NULL with *err set when memory runs out
+ * (GGTK_ERR_NOMEM) or a key or tensor cannot be added (the writer's status). */
+GGTK_API ggtk_writer *ggtk_writer_new_from_split(const ggtk_split *set,
+                                                 bool (*skip_key)(const char *key),
+                                                 ggtk_error *err);
 /* Free the writers and the array ggtk_writer_split() made. NULL is allowed. */
 GGTK_API void ggtk_writer_split_free(ggtk_writer **parts, int n_parts);
 
