@@ -1,5 +1,6 @@
 /* args.c - gguf-edit's command line: IN OUT (or --in-place IN) and edits, in any order. One
  * table lists every option; the edits are kept in command-line order. */
+#include "cli_options.h"
 #include "edit_tool.h"
 
 #include <stdio.h>
@@ -49,39 +50,37 @@ static const char usage_text[] =
 
 enum option_id { OPT_EDIT, OPT_IN_PLACE, OPT_DRY_RUN, OPT_QUIET, OPT_HELP };
 
-static const struct {
-    const char *name;
-    const char *alias;
-    enum option_id id;
+/* A row of the table: the option, and for the edits what they do. */
+typedef struct edit_option {
+    cli_option option;
     edit_kind kind;  /* for OPT_EDIT */
     const char *key; /* the fixed key of EDIT_STRING / EDIT_STRING_FILE */
-} option_table[] = {
-    {"--set", NULL, OPT_EDIT, EDIT_SET, NULL},
-    {"--remove", "--remove-metadata", OPT_EDIT, EDIT_REMOVE, NULL},
-    {"--name", "--general-name", OPT_EDIT, EDIT_STRING, "general.name"},
-    {"--description", "--general-description", OPT_EDIT, EDIT_STRING, "general.description"},
-    {"--pre-tokenizer", NULL, OPT_EDIT, EDIT_STRING, "tokenizer.ggml.pre"},
-    {"--chat-template", NULL, OPT_EDIT, EDIT_STRING, "tokenizer.chat_template"},
-    {"--chat-template-file", NULL, OPT_EDIT, EDIT_STRING_FILE, "tokenizer.chat_template"},
-    {"--chat-template-config", NULL, OPT_EDIT, EDIT_TEMPLATE_CONFIG, NULL},
-    {"--special-token", NULL, OPT_EDIT, EDIT_SPECIAL_TOKEN, NULL},
-    {"--special-token-by-id", NULL, OPT_EDIT, EDIT_SPECIAL_TOKEN_ID, NULL},
-    {"--in-place", "-i", OPT_IN_PLACE, EDIT_SET, NULL},
-    {"--dry-run", "-n", OPT_DRY_RUN, EDIT_SET, NULL},
-    {"--quiet", "-q", OPT_QUIET, EDIT_SET, NULL},
-    {"--help", "-h", OPT_HELP, EDIT_SET, NULL},
+} edit_option;
+
+static const edit_option option_table[] = {
+    {{"--set", NULL, OPT_EDIT, "KEY=VALUE"}, EDIT_SET, NULL},
+    {{"--remove", "--remove-metadata", OPT_EDIT, "KEY"}, EDIT_REMOVE, NULL},
+    {{"--name", "--general-name", OPT_EDIT, "TEXT"}, EDIT_STRING, "general.name"},
+    {{"--description", "--general-description", OPT_EDIT, "TEXT"}, EDIT_STRING,
+     "general.description"},
+    {{"--pre-tokenizer", NULL, OPT_EDIT, "TEXT"}, EDIT_STRING, "tokenizer.ggml.pre"},
+    {{"--chat-template", NULL, OPT_EDIT, "TEXT"}, EDIT_STRING, "tokenizer.chat_template"},
+    {{"--chat-template-file", NULL, OPT_EDIT, "FILE"}, EDIT_STRING_FILE,
+     "tokenizer.chat_template"},
+    {{"--chat-template-config", NULL, OPT_EDIT, "FILE"}, EDIT_TEMPLATE_CONFIG, NULL},
+    {{"--special-token", NULL, OPT_EDIT, "NAME=TOKEN"}, EDIT_SPECIAL_TOKEN, NULL},
+    {{"--special-token-by-id", NULL, OPT_EDIT, "NAME=ID"}, EDIT_SPECIAL_TOKEN_ID, NULL},
+    {{"--in-place", "-i", OPT_IN_PLACE, NULL}, EDIT_SET, NULL},
+    {{"--dry-run", "-n", OPT_DRY_RUN, NULL}, EDIT_SET, NULL},
+    {{"--quiet", "-q", OPT_QUIET, NULL}, EDIT_SET, NULL},
+    {{"--help", "-h", OPT_HELP, NULL}, EDIT_SET, NULL},
 };
-#define N_OPTIONS (sizeof option_table / sizeof option_table[0])
 
-static int usage_error(const char *fmt, const char *detail)
-{
-    fprintf(stderr, EDIT_ERROR_PREFIX);
-    fprintf(stderr, fmt, detail);
-    fprintf(stderr, " (see gguf-edit --help)\n");
-    return EXIT_USAGE;
-}
+/* IN OUT at most; a third operand is taken so that the error names the form expected. */
+static const cli_spec cli = {EDIT_ERROR_PREFIX, " (see gguf-edit --help)", EXIT_USAGE,
+                             CLI_TABLE_OF(option_table, option), 3};
 
-static int add_edit(edit_args *args, size_t row, const char *option, const char *value)
+static int add_edit(edit_args *args, const edit_option *row, const char *option, const char *value)
 {
     edit_request *grown = realloc(args->edits, (args->n_edits + 1) * sizeof *grown);
     if (!grown) {
@@ -89,73 +88,48 @@ static int add_edit(edit_args *args, size_t row, const char *option, const char 
         return EXIT_FAILED;
     }
     args->edits = grown;
-    args->edits[args->n_edits++] =
-        (edit_request){option_table[row].kind, option, value, option_table[row].key};
+    args->edits[args->n_edits++] = (edit_request){row->kind, option, value, row->key};
     return 0;
 }
 
-/* Handle argv[*i] when it is an option; -1 when it is not one. */
-static int parse_option(edit_args *args, int argc, char **argv, int *i, bool *exit_now)
+/* cli_parse's handler of one option. */
+static int apply_option(void *context, const cli_arg *arg)
 {
-    const char *arg = argv[*i];
-    for (size_t k = 0; k < N_OPTIONS; k++) {
-        if (strcmp(arg, option_table[k].name) != 0 &&
-            !(option_table[k].alias && strcmp(arg, option_table[k].alias) == 0))
-            continue;
-        switch (option_table[k].id) {
-        case OPT_IN_PLACE: args->in_place = true; return 0;
-        case OPT_DRY_RUN: args->dry_run = true; return 0;
-        case OPT_QUIET: args->quiet = true; return 0;
-        case OPT_HELP:
-            fputs(usage_text, stdout);
-            *exit_now = true;
-            return 0;
-        case OPT_EDIT:
-            if (*i + 1 >= argc)
-                return usage_error("%s wants a value", arg);
-            *i += 1;
-            return add_edit(args, k, arg, argv[*i]);
-        }
+    edit_args *args = context;
+    switch ((enum option_id)arg->option->id) {
+    case OPT_IN_PLACE: args->in_place = true; return 0;
+    case OPT_DRY_RUN: args->dry_run = true; return 0;
+    case OPT_QUIET: args->quiet = true; return 0;
+    case OPT_HELP: fputs(usage_text, stdout); return CLI_STOP;
+    case OPT_EDIT: return add_edit(args, &option_table[arg->row], arg->text, arg->value);
     }
-    if (arg[0] == '-' && arg[1] != '\0')
-        return usage_error("unknown option '%s'", arg);
-    return -1;
+    return EXIT_USAGE;
 }
 
 /* IN OUT; IN alone with --in-place; IN [OUT] in a dry run. */
-static int assign_positionals(edit_args *args, char **positional, int n)
+static int assign_positionals(edit_args *args, const char **positional, int n)
 {
     if (args->in_place && n != 1)
-        return usage_error("%s", "--in-place takes one file, IN");
+        return cli_usage_error(&cli, "--in-place takes one file, IN");
     if (!args->in_place && (n > 2 || n < (args->dry_run ? 1 : 2)))
-        return usage_error("%s", args->dry_run ? "expected IN [OUT]" : "expected IN OUT");
+        return cli_usage_error(&cli, "%s", args->dry_run ? "expected IN [OUT]" : "expected IN OUT");
     args->input = positional[0];
     args->output = n == 2 ? positional[1] : NULL;
     if (args->n_edits == 0)
-        return usage_error("%s", "no edits given (--set, --remove, --name, ...)");
+        return cli_usage_error(&cli, "no edits given (--set, --remove, --name, ...)");
     return 0;
 }
 
 int edit_args_parse(edit_args *args, int argc, char **argv, bool *exit_now)
 {
     memset(args, 0, sizeof *args);
-    *exit_now = false;
-    char *positional[3];
-    int n_positional = 0;
-    for (int i = 1; i < argc; i++) {
-        int rc = parse_option(args, argc, argv, &i, exit_now);
-        if (*exit_now)
-            return 0;
-        if (rc > 0)
-            return rc;
-        if (rc == 0)
-            continue;
-        if (n_positional == 3)
-            return usage_error("unexpected argument '%s'", argv[i]);
-        positional[n_positional++] = argv[i];
-    }
+    const char *positional[3];
+    int n_positional;
+    int rc = cli_parse(&cli, argc, argv, apply_option, args, positional, &n_positional, exit_now);
+    if (rc != 0 || *exit_now)
+        return rc;
     if (n_positional == 0)
-        return usage_error("%s", "expected IN OUT, or --in-place IN");
+        return cli_usage_error(&cli, "expected IN OUT, or --in-place IN");
     return assign_positionals(args, positional, n_positional);
 }
 

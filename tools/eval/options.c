@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_options.h"
 #include "eval_tool.h"
 #include "output_path.h"
 
@@ -14,41 +15,44 @@ typedef enum option_id {
     OPT_OUT_FREQ, OPT_SAVE_FREQ, OPT_HELP,
 } option_id;
 
+/* A row of the table: the option (its value_name is the argument's name in --help and in the
+ * error when it is missing) and its line of --help. */
 typedef struct option_spec {
-    option_id id;
-    const char *short_name; /* may be NULL */
-    const char *long_name;
-    const char *arg;        /* name of the argument, NULL for a flag */
+    cli_option option;
     const char *help;
 } option_spec;
 
 static const option_spec OPTIONS[] = {
-    {OPT_MODEL, "-m", "--model", "FILE", "the GGUF model to evaluate (required)"},
-    {OPT_TEXT, "-f", "--file", "FILE", "text to evaluate: plain, .gz or .zip (first file)"},
-    {OPT_CTX, "-c", "--ctx-size", "N", "tokens per chunk (default 512)"},
-    {OPT_BATCH, "-b", "--batch-size", "N", "most tokens per forward graph (default 512)"},
-    {OPT_THREADS, "-t", "--threads", "N", "CPU threads (default: one per core)"},
-    {OPT_CHUNKS, NULL, "--chunks", "N", "evaluate at most N chunks (default: all)"},
-    {OPT_NO_MMAP, NULL, "--no-mmap", NULL, "read the weights into memory instead of mapping"},
-    {OPT_MLOCK, NULL, "--mlock", NULL, "lock the weights in RAM"},
-    {OPT_JSON, NULL, "--json", NULL, "print the results as one JSON object"},
-    {OPT_KLD_BASE, NULL, "--kl-divergence-base", "FILE",
+    {{"--model", "-m", OPT_MODEL, "FILE"}, "the GGUF model to evaluate (required)"},
+    {{"--file", "-f", OPT_TEXT, "FILE"}, "text to evaluate: plain, .gz or .zip (first file)"},
+    {{"--ctx-size", "-c", OPT_CTX, "N"}, "tokens per chunk (default 512)"},
+    {{"--batch-size", "-b", OPT_BATCH, "N"}, "most tokens per forward graph (default 512)"},
+    {{"--threads", "-t", OPT_THREADS, "N"}, "CPU threads (default: one per core)"},
+    {{"--chunks", NULL, OPT_CHUNKS, "N"}, "evaluate at most N chunks (default: all)"},
+    {{"--no-mmap", NULL, OPT_NO_MMAP, NULL}, "read the weights into memory instead of mapping"},
+    {{"--mlock", NULL, OPT_MLOCK, NULL}, "lock the weights in RAM"},
+    {{"--json", NULL, OPT_JSON, NULL}, "print the results as one JSON object"},
+    {{"--kl-divergence-base", NULL, OPT_KLD_BASE, "FILE"},
      "write the log-probabilities here (or, with --kl-divergence, read them)"},
-    {OPT_KLD, NULL, "--kl-divergence", NULL,
+    {{"--kl-divergence", NULL, OPT_KLD, NULL},
      "compare with the --kl-divergence-base file (its tokens replace -f)"},
-    {OPT_PLOT, NULL, "--plot", "FILE.svg", "draw per-chunk PPL (and KLD) as an SVG chart"},
-    {OPT_KV_TYPE, NULL, "--kv-type", "f16|f32", "KV cache type (default f16, as llama.cpp)"},
-    {OPT_IMATRIX_OUT, NULL, "--imatrix-out", "FILE",
+    {{"--plot", NULL, OPT_PLOT, "FILE.svg"}, "draw per-chunk PPL (and KLD) as an SVG chart"},
+    {{"--kv-type", NULL, OPT_KV_TYPE, "f16|f32"}, "KV cache type (default f16, as llama.cpp)"},
+    {{"--imatrix-out", NULL, OPT_IMATRIX_OUT, "FILE"},
      "also collect an importance matrix, as llama-imatrix does, and write it here"},
-    {OPT_IMATRIX_FORMAT, NULL, "--imatrix-format", "gguf|dat",
+    {{"--imatrix-format", NULL, OPT_IMATRIX_FORMAT, "gguf|dat"},
      "its file format (default gguf, llama-imatrix's; dat: the legacy one)"},
-    {OPT_OUT_FREQ, NULL, "--output-frequency", "N",
+    {{"--output-frequency", NULL, OPT_OUT_FREQ, "N"},
      "rewrite the imatrix file every N chunks (default 10)"},
-    {OPT_SAVE_FREQ, NULL, "--save-frequency", "N",
+    {{"--save-frequency", NULL, OPT_SAVE_FREQ, "N"},
      "also keep a copy FILE.at_K every N chunks (default 0: none)"},
-    {OPT_HELP, "-h", "--help", NULL, "show this help"},
+    {{"--help", "-h", OPT_HELP, NULL}, "show this help"},
 };
 #define N_OPTIONS (sizeof OPTIONS / sizeof OPTIONS[0])
+
+/* gguf-eval takes no operands: every argument is an option or an option's value. */
+static const cli_spec cli = {"gguf-eval: error: ", " (see --help)", EXIT_USAGE,
+                             CLI_TABLE_OF(OPTIONS, option), 0};
 
 static void print_help(void)
 {
@@ -58,21 +62,12 @@ static void print_help(void)
            "does; KL-divergence against a base model's log-probabilities; importance matrices\n"
            "as llama-imatrix collects them.\n\noptions:\n");
     for (size_t i = 0; i < N_OPTIONS; i++) {
+        const cli_option *o = &OPTIONS[i].option;
         char left[64];
-        snprintf(left, sizeof left, "%s%s%s%s%s", OPTIONS[i].short_name ? OPTIONS[i].short_name : "",
-                 OPTIONS[i].short_name ? ", " : "", OPTIONS[i].long_name,
-                 OPTIONS[i].arg ? " " : "", OPTIONS[i].arg ? OPTIONS[i].arg : "");
+        snprintf(left, sizeof left, "%s%s%s%s%s", o->alias ? o->alias : "", o->alias ? ", " : "",
+                 o->name, o->value_name ? " " : "", o->value_name ? o->value_name : "");
         printf("  %-34s %s\n", left, OPTIONS[i].help);
     }
-}
-
-static const option_spec *find_option(const char *arg)
-{
-    for (size_t i = 0; i < N_OPTIONS; i++)
-        if ((OPTIONS[i].short_name && strcmp(arg, OPTIONS[i].short_name) == 0) ||
-            strcmp(arg, OPTIONS[i].long_name) == 0)
-            return &OPTIONS[i];
-    return NULL;
 }
 
 /* A whole decimal number in [min, max]. */
@@ -91,7 +86,7 @@ static bool parse_int(const char *name, const char *text, long min, long max, lo
 }
 
 /* Store one option's value. */
-static bool apply_option(eval_options *o, const option_spec *spec, const char *value)
+static bool apply_option(eval_options *o, const cli_option *spec, const char *value)
 {
     long v = 0;
     switch (spec->id) {
@@ -99,13 +94,13 @@ static bool apply_option(eval_options *o, const option_spec *spec, const char *v
     case OPT_TEXT: o->text = value; return true;
     case OPT_CTX:
         o->n_ctx_given = true;
-        return parse_int(spec->long_name, value, 4, INT32_MAX, &v) && (o->n_ctx = (int32_t)v, 1);
+        return parse_int(spec->name, value, 4, INT32_MAX, &v) && (o->n_ctx = (int32_t)v, 1);
     case OPT_BATCH:
-        return parse_int(spec->long_name, value, 1, INT32_MAX, &v) && (o->n_batch = (int32_t)v, 1);
+        return parse_int(spec->name, value, 1, INT32_MAX, &v) && (o->n_batch = (int32_t)v, 1);
     case OPT_THREADS:
-        return parse_int(spec->long_name, value, 1, 4096, &v) && (o->n_threads = (int)v, 1);
+        return parse_int(spec->name, value, 1, 4096, &v) && (o->n_threads = (int)v, 1);
     case OPT_CHUNKS:
-        return parse_int(spec->long_name, value, 1, INT32_MAX, &v) && (o->n_chunks = (int32_t)v, 1);
+        return parse_int(spec->name, value, 1, INT32_MAX, &v) && (o->n_chunks = (int32_t)v, 1);
     case OPT_NO_MMAP: o->use_mmap = false; return true;
     case OPT_MLOCK: o->use_mlock = true; return true;
     case OPT_JSON: o->json = true; return true;
@@ -130,10 +125,10 @@ static bool apply_option(eval_options *o, const option_spec *spec, const char *v
                 value);
         return false;
     case OPT_OUT_FREQ:
-        return parse_int(spec->long_name, value, 1, INT32_MAX, &v) &&
+        return parse_int(spec->name, value, 1, INT32_MAX, &v) &&
                (o->imatrix_out_freq = (int32_t)v, 1);
     case OPT_SAVE_FREQ:
-        return parse_int(spec->long_name, value, 0, INT32_MAX, &v) &&
+        return parse_int(spec->name, value, 0, INT32_MAX, &v) &&
                (o->imatrix_save_freq = (int32_t)v, 1);
     case OPT_HELP: return true;
     }
@@ -153,7 +148,7 @@ static bool check_options(const eval_options *o)
     else if (!o->imatrix_out && o->imatrix_format_given)
         problem = "--imatrix-format needs --imatrix-out FILE";
     if (problem)
-        fprintf(stderr, "gguf-eval: error: %s (see --help)\n", problem);
+        cli_usage_error(&cli, "%s", problem);
     return problem == NULL;
 }
 
@@ -162,25 +157,20 @@ int eval_options_parse(eval_options *o, int argc, char **argv, bool *exit_now)
     *o = (eval_options){.n_ctx = 512, .n_batch = 512, .use_mmap = true,
                         .kv_type = GGTK_TENSOR_F16, .imatrix_out_freq = 10};
     *exit_now = true;
+    /* Not cli_parse: an operand is an unknown option here, and a missing value is named. */
     for (int i = 1; i < argc; i++) {
-        const option_spec *spec = find_option(argv[i]);
-        if (!spec) {
-            fprintf(stderr, "gguf-eval: error: unknown option '%s' (see --help)\n", argv[i]);
-            return EXIT_USAGE;
-        }
-        if (spec->id == OPT_HELP) {
+        cli_arg arg = cli_next_arg(&cli.options, argc, argv, &i);
+        if (arg.kind == CLI_ARG_OPERAND || arg.kind == CLI_ARG_UNKNOWN)
+            return cli_usage_error(&cli, "unknown option '%s'", arg.text);
+        if (arg.option->id == OPT_HELP) {
             print_help();
             return 0;
         }
-        const char *value = NULL;
-        if (spec->arg) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "gguf-eval: error: %s needs %s\n", argv[i], spec->arg);
-                return EXIT_USAGE;
-            }
-            value = argv[++i];
+        if (arg.kind == CLI_ARG_MISSING_VALUE) {
+            fprintf(stderr, "gguf-eval: error: %s needs %s\n", arg.text, arg.option->value_name);
+            return EXIT_USAGE;
         }
-        if (!apply_option(o, spec, value))
+        if (!apply_option(o, arg.option, arg.value))
             return EXIT_USAGE;
     }
     if (!check_options(o))

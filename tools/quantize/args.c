@@ -1,5 +1,6 @@
 /* args.c - the command line of gguf-quantize: IN OUT TYPE plus options, which may come in any
  * order. One table lists every option; errors are one line on stderr. */
+#include "cli_options.h"
 #include "quantize_tool.h"
 #include "split_limits.h"
 
@@ -54,37 +55,28 @@ enum option_id {
     OPT_EXCLUDE_WEIGHTS
 };
 
-static const struct {
-    const char *name;
-    const char *alias;
-    enum option_id id;
-    bool takes_value;
-} option_table[] = {
-    {"--pure", NULL, OPT_PURE, false},
-    {"--output-type", "--output-tensor-type", OPT_OUTPUT_TYPE, true},
-    {"--embd-type", "--token-embedding-type", OPT_EMBD_TYPE, true},
-    {"--tensor-type", NULL, OPT_TENSOR_TYPE, true},
-    {"--no-fallback", NULL, OPT_NO_FALLBACK, false},
-    {"--allow-requantize", NULL, OPT_ALLOW_REQUANTIZE, false},
-    {"--dry-run", NULL, OPT_DRY_RUN, false},
-    {"--threads", "-t", OPT_THREADS, true},
-    {"--quiet", "-q", OPT_QUIET, false},
-    {"--help", "-h", OPT_HELP, false},
-    {"--split-max-tensors", NULL, OPT_SPLIT_MAX_TENSORS, true},
-    {"--split-max-size", NULL, OPT_SPLIT_MAX_SIZE, true},
-    {"--no-tensor-first-split", NULL, OPT_NO_TENSOR_FIRST_SPLIT, false},
-    {"--imatrix", NULL, OPT_IMATRIX, true},
-    {"--include-weights", NULL, OPT_INCLUDE_WEIGHTS, true},
-    {"--exclude-weights", NULL, OPT_EXCLUDE_WEIGHTS, true},
+static const cli_option option_table[] = {
+    {"--pure", NULL, OPT_PURE, NULL},
+    {"--output-type", "--output-tensor-type", OPT_OUTPUT_TYPE, "T"},
+    {"--embd-type", "--token-embedding-type", OPT_EMBD_TYPE, "T"},
+    {"--tensor-type", NULL, OPT_TENSOR_TYPE, "PATTERN=T"},
+    {"--no-fallback", NULL, OPT_NO_FALLBACK, NULL},
+    {"--allow-requantize", NULL, OPT_ALLOW_REQUANTIZE, NULL},
+    {"--dry-run", NULL, OPT_DRY_RUN, NULL},
+    {"--threads", "-t", OPT_THREADS, "N"},
+    {"--quiet", "-q", OPT_QUIET, NULL},
+    {"--help", "-h", OPT_HELP, NULL},
+    {"--split-max-tensors", NULL, OPT_SPLIT_MAX_TENSORS, "N"},
+    {"--split-max-size", NULL, OPT_SPLIT_MAX_SIZE, "N(M|G)"},
+    {"--no-tensor-first-split", NULL, OPT_NO_TENSOR_FIRST_SPLIT, NULL},
+    {"--imatrix", NULL, OPT_IMATRIX, "FILE"},
+    {"--include-weights", NULL, OPT_INCLUDE_WEIGHTS, "NAME"},
+    {"--exclude-weights", NULL, OPT_EXCLUDE_WEIGHTS, "NAME"},
 };
 
-static int usage_error(const char *fmt, const char *detail)
-{
-    fprintf(stderr, "gguf-quantize: ");
-    fprintf(stderr, fmt, detail);
-    fprintf(stderr, " (see gguf-quantize --help)\n");
-    return EXIT_USAGE;
-}
+/* IN OUT TYPE: three operands. */
+static const cli_spec cli = {"gguf-quantize: ", " (see gguf-quantize --help)", EXIT_USAGE,
+                             CLI_TABLE(option_table), 3};
 
 static bool type_allowed(int type)
 {
@@ -128,7 +120,7 @@ static int parse_threads(const char *text, int *threads)
     errno = 0;
     long n = strtol(text, &end, 10);
     if (errno || end == text || *end || n < 1 || n > 4096)
-        return usage_error("-t wants a thread count from 1 to 4096, not '%s'", text);
+        return cli_usage_error(&cli, "-t wants a thread count from 1 to 4096, not '%s'", text);
     *threads = (int)n;
     return 0;
 }
@@ -138,12 +130,14 @@ static int parse_split_limit(tool_args *args, enum option_id id, const char *val
 {
     ggtk_split_options *split = &args->options.split;
     if (split->max_tensors > 0 || split->max_bytes > 0)
-        return usage_error("%s", "give either --split-max-tensors or --split-max-size, once");
+        return cli_usage_error(&cli, "give either --split-max-tensors or --split-max-size, once");
     if (id == OPT_SPLIT_MAX_TENSORS && !split_limit_parse_tensors(value, &split->max_tensors))
-        return usage_error("--split-max-tensors wants a positive tensor count, not '%s'", value);
+        return cli_usage_error(&cli, "--split-max-tensors wants a positive tensor count, not '%s'",
+                               value);
     if (id == OPT_SPLIT_MAX_SIZE && !split_limit_parse_size(value, &split->max_bytes))
-        return usage_error("--split-max-size wants N followed by M or G (128M, 4G), not '%s'",
-                           value);
+        return cli_usage_error(&cli,
+                               "--split-max-size wants N followed by M or G (128M, 4G), not '%s'",
+                               value);
     return 0;
 }
 
@@ -152,7 +146,7 @@ static int parse_tensor_rule(tool_args *args, const char *text)
 {
     const char *eq = strrchr(text, '=');
     if (!eq || eq == text || !eq[1])
-        return usage_error("--tensor-type wants PATTERN=TYPE, not '%s'", text);
+        return cli_usage_error(&cli, "--tensor-type wants PATTERN=TYPE, not '%s'", text);
     int type = parse_type(eq + 1);
     if (type < 0)
         return EXIT_USAGE;
@@ -179,7 +173,8 @@ static int parse_tensor_rule(tool_args *args, const char *text)
 static int add_weights_name(tool_args *args, bool include, const char *name)
 {
     if (include ? args->n_exclude_weights : args->n_include_weights)
-        return usage_error("%s", "--include-weights and --exclude-weights cannot be used together");
+        return cli_usage_error(&cli, "--include-weights and --exclude-weights cannot be used "
+                                     "together");
     const char ***list = include ? &args->include_weights : &args->exclude_weights;
     size_t *n = include ? &args->n_include_weights : &args->n_exclude_weights;
     const char **grown = realloc(*list, (*n + 1) * sizeof *grown);
@@ -192,18 +187,19 @@ static int add_weights_name(tool_args *args, bool include, const char *name)
     return 0;
 }
 
-static int apply_option(tool_args *args, enum option_id id, const char *value, bool *exit_now)
+/* cli_parse's handler of one option. */
+static int apply_option(void *context, const cli_arg *arg)
 {
+    tool_args *args = context;
+    enum option_id id = (enum option_id)arg->option->id;
+    const char *value = arg->value;
     switch (id) {
     case OPT_PURE: args->options.pure = true; return 0;
     case OPT_NO_FALLBACK: args->options.no_fallback = true; return 0;
     case OPT_ALLOW_REQUANTIZE: args->options.allow_requantize = true; return 0;
     case OPT_DRY_RUN: args->dry_run = true; return 0;
     case OPT_QUIET: args->quiet = true; return 0;
-    case OPT_HELP:
-        fputs(usage_text, stdout);
-        *exit_now = true;
-        return 0;
+    case OPT_HELP: fputs(usage_text, stdout); return CLI_STOP;
     case OPT_THREADS: return parse_threads(value, &args->options.n_threads);
     case OPT_SPLIT_MAX_TENSORS:
     case OPT_SPLIT_MAX_SIZE: return parse_split_limit(args, id, value);
@@ -220,29 +216,8 @@ static int apply_option(tool_args *args, enum option_id id, const char *value, b
     return EXIT_USAGE;
 }
 
-/* Handle argv[*i] when it is an option; returns -1 when it is not one. */
-static int parse_option(tool_args *args, int argc, char **argv, int *i, bool *exit_now)
-{
-    const char *arg = argv[*i];
-    for (size_t k = 0; k < sizeof option_table / sizeof option_table[0]; k++) {
-        if (strcmp(arg, option_table[k].name) != 0 &&
-            !(option_table[k].alias && strcmp(arg, option_table[k].alias) == 0))
-            continue;
-        const char *value = NULL;
-        if (option_table[k].takes_value) {
-            if (*i + 1 >= argc)
-                return usage_error("%s wants a value", arg);
-            value = argv[++*i];
-        }
-        return apply_option(args, option_table[k].id, value, exit_now);
-    }
-    if (arg[0] == '-' && arg[1] != '\0')
-        return usage_error("unknown option '%s'", arg);
-    return -1;
-}
-
 /* IN OUT TYPE, or IN [OUT] TYPE in a dry run. */
-static int assign_positionals(tool_args *args, char **positional, int n)
+static int assign_positionals(tool_args *args, const char **positional, int n)
 {
     if (n == 2 && args->dry_run) {
         args->input = positional[0];
@@ -250,7 +225,8 @@ static int assign_positionals(tool_args *args, char **positional, int n)
         args->input = positional[0];
         args->output = positional[1];
     } else {
-        return usage_error("%s", args->dry_run ? "expected IN [OUT] TYPE" : "expected IN OUT TYPE");
+        return cli_usage_error(&cli, "%s",
+                               args->dry_run ? "expected IN [OUT] TYPE" : "expected IN OUT TYPE");
     }
     int file_type = parse_file_type(positional[n - 1]);
     if (file_type < 0)
@@ -263,25 +239,15 @@ int tool_args_parse(tool_args *args, int argc, char **argv, bool *exit_now)
 {
     memset(args, 0, sizeof *args);
     args->options = inf_quantize_options_default(GGTK_FILE_TYPE_F32);
-    *exit_now = false;
-    char *positional[3];
-    int n_positional = 0;
-    for (int i = 1; i < argc; i++) {
-        int rc = parse_option(args, argc, argv, &i, exit_now);
-        if (*exit_now)
-            return 0;
-        if (rc > 0)
-            return rc;
-        if (rc == 0)
-            continue;
-        if (n_positional == 3)
-            return usage_error("unexpected argument '%s'", argv[i]);
-        positional[n_positional++] = argv[i];
-    }
+    const char *positional[3];
+    int n_positional;
+    int rc = cli_parse(&cli, argc, argv, apply_option, args, positional, &n_positional, exit_now);
+    if (rc != 0 || *exit_now)
+        return rc;
     const ggtk_split_options *split = &args->options.split;
     if (split->no_tensor_first_part && split->max_tensors == 0 && split->max_bytes == 0)
-        return usage_error("%s", "--no-tensor-first-split needs --split-max-tensors or "
-                                 "--split-max-size");
+        return cli_usage_error(&cli, "--no-tensor-first-split needs --split-max-tensors or "
+                                     "--split-max-size");
     return assign_positionals(args, positional, n_positional);
 }
 

@@ -1,6 +1,7 @@
 /* args.c - the command line of gguf-split: llama-gguf-split's options (in any order) and
  * IN OUT_PREFIX, or FIRST_PART OUT for a merge. One table lists every option; errors are one line
  * on stderr. */
+#include "cli_options.h"
 #include "split_limits.h"
 #include "split_tool.h"
 
@@ -35,101 +36,85 @@ enum option_id {
     OPT_DRY_RUN, OPT_HELP
 };
 
-static const struct {
-    const char *name;
-    const char *alias;
-    enum option_id id;
-    bool takes_value;
-} option_table[] = {
-    {"--split", NULL, OPT_SPLIT, false},
-    {"--merge", NULL, OPT_MERGE, false},
-    {"--split-max-tensors", NULL, OPT_MAX_TENSORS, true},
-    {"--split-max-size", NULL, OPT_MAX_SIZE, true},
-    {"--no-tensor-first-split", NULL, OPT_NO_TENSOR_FIRST, false},
-    {"--strip-split-keys", NULL, OPT_STRIP, false},
-    {"--dry-run", NULL, OPT_DRY_RUN, false},
-    {"--help", "-h", OPT_HELP, false},
+static const cli_option option_table[] = {
+    {"--split", NULL, OPT_SPLIT, NULL},
+    {"--merge", NULL, OPT_MERGE, NULL},
+    {"--split-max-tensors", NULL, OPT_MAX_TENSORS, "N"},
+    {"--split-max-size", NULL, OPT_MAX_SIZE, "N(M|G)"},
+    {"--no-tensor-first-split", NULL, OPT_NO_TENSOR_FIRST, NULL},
+    {"--strip-split-keys", NULL, OPT_STRIP, NULL},
+    {"--dry-run", NULL, OPT_DRY_RUN, NULL},
+    {"--help", "-h", OPT_HELP, NULL},
 };
 
-static int usage_error(const char *fmt, const char *detail)
-{
-    fprintf(stderr, "gguf-split: ");
-    fprintf(stderr, fmt, detail);
-    fprintf(stderr, " (see gguf-split --help)\n");
-    return EXIT_USAGE;
-}
+/* IN OUT_PREFIX, or PART OUT: two operands. */
+static const cli_spec cli = {"gguf-split: ", " (see gguf-split --help)", EXIT_USAGE,
+                             CLI_TABLE(option_table), 2};
+
+/* What the options said beyond split_args, checked once all were read. */
+typedef struct split_parse {
+    split_args *args;
+    bool limit_set;  /* --split-max-tensors or --split-max-size given */
+    bool split_given;
+    bool merge_given;
+} split_parse;
 
 static int parse_max_tensors(split_args *args, const char *text)
 {
     if (!split_limit_parse_tensors(text, &args->max_tensors))
-        return usage_error("--split-max-tensors wants a positive tensor count, not '%s'", text);
+        return cli_usage_error(&cli, "--split-max-tensors wants a positive tensor count, not '%s'",
+                               text);
     return 0;
 }
 
 static int parse_max_size(split_args *args, const char *text)
 {
     if (!split_limit_parse_size(text, &args->max_bytes))
-        return usage_error("--split-max-size wants N followed by M or G (128M, 4G), not '%s'",
-                           text);
+        return cli_usage_error(&cli,
+                               "--split-max-size wants N followed by M or G (128M, 4G), not '%s'",
+                               text);
     return 0;
 }
 
-static int apply_option(split_args *args, enum option_id id, const char *value, bool *exit_now,
-                        bool *mode_set)
+/* cli_parse's handler of one option. */
+static int apply_option(void *context, const cli_arg *arg)
 {
-    switch (id) {
-    case OPT_SPLIT: args->merge = false; return 0;
-    case OPT_MERGE: args->merge = true; return 0;
+    split_parse *parse = context;
+    split_args *args = parse->args;
+    switch ((enum option_id)arg->option->id) {
+    case OPT_SPLIT:
+        args->merge = false;
+        parse->split_given = true;
+        return 0;
+    case OPT_MERGE:
+        args->merge = true;
+        parse->merge_given = true;
+        return 0;
     case OPT_NO_TENSOR_FIRST: args->no_tensor_first_split = true; return 0;
     case OPT_STRIP: args->strip_split_keys = true; return 0;
     case OPT_DRY_RUN: args->dry_run = true; return 0;
-    case OPT_HELP:
-        fputs(usage_text, stdout);
-        *exit_now = true;
-        return 0;
+    case OPT_HELP: fputs(usage_text, stdout); return CLI_STOP;
     case OPT_MAX_TENSORS:
     case OPT_MAX_SIZE:
-        if (*mode_set)
-            return usage_error("%s", "give either --split-max-tensors or --split-max-size, once");
-        *mode_set = true;
-        return id == OPT_MAX_TENSORS ? parse_max_tensors(args, value)
-                                     : parse_max_size(args, value);
+        if (parse->limit_set)
+            return cli_usage_error(&cli,
+                                   "give either --split-max-tensors or --split-max-size, once");
+        parse->limit_set = true;
+        return arg->option->id == OPT_MAX_TENSORS ? parse_max_tensors(args, arg->value)
+                                                  : parse_max_size(args, arg->value);
     }
     return EXIT_USAGE;
 }
 
-/* Handle argv[*i] when it is an option; returns -1 when it is not one. */
-static int parse_option(split_args *args, int argc, char **argv, int *i, bool *exit_now,
-                        bool *mode_set, int *operations)
+static int check_combination(const split_parse *parse)
 {
-    const char *arg = argv[*i];
-    for (size_t k = 0; k < sizeof option_table / sizeof option_table[0]; k++) {
-        if (strcmp(arg, option_table[k].name) != 0 &&
-            !(option_table[k].alias && strcmp(arg, option_table[k].alias) == 0))
-            continue;
-        const char *value = NULL;
-        if (option_table[k].takes_value) {
-            if (*i + 1 >= argc)
-                return usage_error("%s wants a value", arg);
-            value = argv[++*i];
-        }
-        if (option_table[k].id == OPT_SPLIT || option_table[k].id == OPT_MERGE)
-            *operations |= option_table[k].id == OPT_SPLIT ? 1 : 2;
-        return apply_option(args, option_table[k].id, value, exit_now, mode_set);
-    }
-    if (arg[0] == '-' && arg[1] != '\0')
-        return usage_error("unknown option '%s'", arg);
-    return -1;
-}
-
-static int check_combination(const split_args *args, bool mode_set, int operations)
-{
-    if (operations == 3)
-        return usage_error("%s", "give either --split or --merge, not both");
-    if (args->merge && (mode_set || args->no_tensor_first_split))
-        return usage_error("%s", "--merge takes no --split-max-* or --no-tensor-first-split");
+    const split_args *args = parse->args;
+    if (parse->split_given && parse->merge_given)
+        return cli_usage_error(&cli, "give either --split or --merge, not both");
+    if (args->merge && (parse->limit_set || args->no_tensor_first_split))
+        return cli_usage_error(&cli, "--merge takes no --split-max-* or --no-tensor-first-split");
     if (!args->merge && args->strip_split_keys)
-        return usage_error("%s", "--strip-split-keys is for --merge");
+        return cli_usage_error(&cli, "--strip-split-keys is for --merge");
     return 0;
 }
 
@@ -137,28 +122,18 @@ int split_args_parse(split_args *args, int argc, char **argv, bool *exit_now)
 {
     memset(args, 0, sizeof *args);
     args->max_tensors = SPLIT_DEFAULT_MAX_TENSORS;
-    *exit_now = false;
-    bool mode_set = false;
-    int operations = 0;
-    char *positional[2];
-    int n_positional = 0;
-    for (int i = 1; i < argc; i++) {
-        int rc = parse_option(args, argc, argv, &i, exit_now, &mode_set, &operations);
-        if (*exit_now)
-            return 0;
-        if (rc > 0)
-            return rc;
-        if (rc == 0)
-            continue;
-        if (n_positional == 2)
-            return usage_error("unexpected argument '%s'", argv[i]);
-        positional[n_positional++] = argv[i];
-    }
-    int rc = check_combination(args, mode_set, operations);
+    split_parse parse = {.args = args};
+    const char *positional[2];
+    int n_positional;
+    int rc = cli_parse(&cli, argc, argv, apply_option, &parse, positional, &n_positional, exit_now);
+    if (rc != 0 || *exit_now)
+        return rc;
+    rc = check_combination(&parse);
     if (rc != 0)
         return rc;
     if (n_positional != 2)
-        return usage_error("%s", args->merge ? "expected PART OUT" : "expected IN OUT_PREFIX");
+        return cli_usage_error(&cli, "%s",
+                               args->merge ? "expected PART OUT" : "expected IN OUT_PREFIX");
     args->input = positional[0];
     args->output = positional[1];
     return 0;
