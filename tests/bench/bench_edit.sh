@@ -7,29 +7,13 @@ set -eu
 : "${BUILD:=build}"
 : "${MODEL:=models/SmolLM2-135M-Instruct.Q4_1.gguf}"
 EDIT="$BUILD/bin/gguf-edit"
+WARMUP=1
 RUNS="${RUNS:-5}"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-# Mean wall time in seconds of a command (its output discarded).
-mean_seconds() {
-    if command -v hyperfine >/dev/null 2>&1; then
-        hyperfine -N --warmup 1 --runs "$RUNS" --export-json "$TMP/h.json" -- "$*" \
-            >/dev/null 2>&1
-        python3 -c 'import json, sys; doc = json.load(open(sys.argv[1]))
-print("%.6f" % doc["results"][0]["mean"])' "$TMP/h.json"
-    else
-        "$@" >/dev/null 2>&1
-        start=$(date +%s.%N)
-        i=0
-        while [ "$i" -lt "$RUNS" ]; do "$@" >/dev/null 2>&1; i=$((i + 1)); done
-        end=$(date +%s.%N)
-        echo "$start $end $RUNS" | awk '{ printf "%.6f\n", ($2 - $1) / $3 }'
-    fi
-}
-
-timer="date loop"
-command -v hyperfine >/dev/null 2>&1 && timer="hyperfine -N"
+# shellcheck source-path=SCRIPTDIR source=timing.sh
+. "$(dirname "$0")/timing.sh"
 echo "model: $MODEL ($(stat -c %s "$MODEL") bytes); timing: $timer, mean of $RUNS runs;" \
      "output in $TMP"
 

@@ -7,29 +7,13 @@ set -eu
 : "${BUILD:=build}"
 : "${MODEL:=models/SmolLM2-135M-Instruct.Q4_1.gguf}"
 INSPECT="$BUILD/bin/gguf-inspect"
+WARMUP=3
 RUNS="${RUNS:-20}"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-# Mean wall time in seconds of a command (its output discarded).
-mean_seconds() {
-    if command -v hyperfine >/dev/null 2>&1; then
-        hyperfine -N --warmup 3 --runs "$RUNS" --export-json "$TMP/h.json" -- "$*" \
-            >/dev/null 2>&1
-        python3 -c 'import json, sys; doc = json.load(open(sys.argv[1]))
-print("%.6f" % doc["results"][0]["mean"])' "$TMP/h.json"
-    else
-        for _ in 1 2 3; do "$@" >/dev/null 2>&1; done
-        start=$(date +%s.%N)
-        i=0
-        while [ "$i" -lt "$RUNS" ]; do "$@" >/dev/null 2>&1; i=$((i + 1)); done
-        end=$(date +%s.%N)
-        echo "$start $end $RUNS" | awk '{ printf "%.6f\n", ($2 - $1) / $3 }'
-    fi
-}
-
-timer="date loop"
-command -v hyperfine >/dev/null 2>&1 && timer="hyperfine -N"
+# shellcheck source-path=SCRIPTDIR source=timing.sh
+. "$(dirname "$0")/timing.sh"
 echo "model: $MODEL ($(stat -c %s "$MODEL") bytes); timing: $timer, mean of $RUNS runs;" \
      "OpenMP threads: ${OMP_NUM_THREADS:-$(nproc)}"
 
