@@ -36,9 +36,13 @@
  * The errors cli_parse prints, each "<error_prefix><message><help_hint>\n", exit usage_status:
  *     unknown option '--bogus'      an argument starting with '-' that no row names (also "--":
  *                                   no tool has an end-of-options marker)
- *     --threads wants a value       a row with a value_name ends argv (named as typed: "-t ...")
+ *     --threads wants a value       a row with a value_name is the last argument (the option is
+ *                                   named as typed: "-t wants a value" for the alias)
  *     unexpected argument 'X'       more operands than max_operands
- * A tool whose messages differ (gguf-eval) calls cli_next_arg() in its own loop instead. */
+ * The tool's own errors (a bad value, options that do not go together) use cli_usage_error() so
+ * that they read the same. A tool whose messages differ (gguf-eval) calls cli_next_arg() in its
+ * own loop instead. Nothing is allocated: every pointer handed out points into argv or the
+ * table. */
 #ifndef TOOLS_CLI_OPTIONS_H
 #define TOOLS_CLI_OPTIONS_H
 
