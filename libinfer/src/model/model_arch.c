@@ -7,6 +7,9 @@
 
 static const model_arch *const MODEL_ARCHS[] = {
     &MODEL_ARCH_LLAMA,
+    &MODEL_ARCH_QWEN2,
+    &MODEL_ARCH_QWEN3,
+    &MODEL_ARCH_PHI3,
 };
 #define N_ARCHS (sizeof MODEL_ARCHS / sizeof MODEL_ARCHS[0])
 
