@@ -101,6 +101,27 @@ bool decode_to_file(const char *model_path, int32_t n_tokens, int32_t n_batch,
     return ok;
 }
 
+int model_load_fails_with(const char *path, const char *needle, bool names_file)
+{
+    if (!path)
+        return 0;
+    ggtk_error err = {0};
+    inf_model *m = inf_model_open(path, NULL, &err);
+    inf_session *s = NULL;
+    if (m) {
+        inf_session_params sp = inf_session_params_default();
+        sp.n_ctx = sp.n_batch = 64; /* the tiny models' context is 512 */
+        s = inf_session_new(m, &sp, &err);
+        inf_session_free(s);
+        inf_model_close(m);
+    }
+    int ok = !s && strstr(err.message, needle) && !strchr(err.message, '\n') &&
+             (!names_file || strstr(err.message, path));
+    if (!ok)
+        fprintf(stderr, "    %s: '%s' (wanted '%s')\n", path, err.message, needle);
+    return ok;
+}
+
 const char *edited_model(const char *source, const char *name, model_edit_fn edit)
 {
     static char path[512];

@@ -25,6 +25,11 @@ void oracle_tokens(inf_token *tokens, int32_t n);
 bool decode_to_file(const char *model_path, int32_t n_tokens, int32_t n_batch,
                     ggtk_tensor_type kv, int pieces, int32_t first, const char *logits_path);
 
+/* Expect loading `path` (and, when it loads, opening a session of 64 positions) to fail with
+ * `needle` in the message, which must be one line and, with names_file, name the file. Prints
+ * what it got when not. */
+int model_load_fails_with(const char *path, const char *needle, bool names_file);
+
 /* An edit of a copy: return false to report a failure. */
 typedef bool (*model_edit_fn)(ggtk_writer *writer);
 

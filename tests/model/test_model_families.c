@@ -71,4 +71,6 @@ TEST(test_model_phi3_matches_oracle)
 {
     /* n_ctx 512 > original context 64: the long factors */
     CHECK(family_matches_oracle("phi3", 150, 64, 100));
+    /* original context 512, not below the session's: the short factors */
+    CHECK(family_matches_oracle("phi3_short", 60, 64, 0));
 }
