@@ -7,7 +7,7 @@
 #include <ggtk/gguf.h>
 #include <ggtk/inf_model.h>
 
-/* Path of the tiny model `variant` ("default", "tied", "rope_freqs", "q5_0", "q8_0"; see the
+/* Path of the tiny model `variant` ("default", "tied", "moe_router", "q5_0", "q8_0"; see the
  * script), made on first use in the test's scratch folder; NULL when Python fails. Static buffer
  * per call. */
 const char *tiny_model(const char *variant);
