@@ -105,8 +105,8 @@ const model_arch *model_arch_find(const char *name);
 /* "llama, qwen2, ..." for an error message, into buf (cut to `size` bytes with the NUL). */
 void model_arch_names(char *buf, size_t size);
 
-/* The rows, each defined in arch_<name>.c. */
-extern const model_arch MODEL_ARCH_LLAMA, MODEL_ARCH_QWEN2, MODEL_ARCH_QWEN3, MODEL_ARCH_PHI3;
+/* The rows' parts, each defined in arch_<name>.c. */
+extern const model_arch MODEL_ARCH_LLAMA;
 
 /* The parts llama-like families share (arch_llama.c). The hyper-parameter check: rotary
  * embedding over the whole head. The block: RMS-norm, Q/K/V (with biases when bound), per-head
@@ -114,6 +114,9 @@ extern const model_arch MODEL_ARCH_LLAMA, MODEL_ARCH_QWEN2, MODEL_ARCH_QWEN3, MO
  * (with bias when bound) and residual; RMS-norm, SwiGLU feed-forward and residual. */
 bool llama_like_read_hparams(const hparams_reader *r, inf_model *model);
 inf_tensor *llama_like_build_layer(graph_builder *b, int il, inf_tensor *x);
+
+/* The rows of the llama-like families (arch_qwen2.c, arch_qwen3.c, arch_phi3.c). */
+extern const model_arch MODEL_ARCH_QWEN2, MODEL_ARCH_QWEN3, MODEL_ARCH_PHI3;
 
 /* `when` predicates of the shared rows: the layer has a fused attn_qkv, or has not. */
 bool layer_has_fused_qkv(const inf_model *model, const model_layer *layer);
