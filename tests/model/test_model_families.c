@@ -65,6 +65,9 @@ TEST(test_model_qwen2_matches_oracle)
 TEST(test_model_qwen3_matches_oracle)
 {
     CHECK(family_matches_oracle("qwen3", 40, 16, 0));
+    /* 4 heads of 32 over an embedding of 64: Q is wider than the residual stream; 300 tokens in
+     * one graph attend in query blocks through the attention scratch */
+    CHECK(family_matches_oracle("qwen3_wide_heads", 300, 512, 200));
 }
 
 TEST(test_model_phi3_matches_oracle)

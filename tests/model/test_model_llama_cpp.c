@@ -112,6 +112,7 @@ TEST(test_model_qwen2_matches_llama_perplexity)
 TEST(test_model_qwen3_matches_llama_perplexity)
 {
     CHECK(kld_below("qwen3", "f32", 1e-6));
+    CHECK(kld_below("qwen3_wide_heads", "f32", 1e-6));
     CHECK(kld_below("qwen3", "f16", 1e-6));
     CHECK(kld_below("qwen3", "q8_0", 1e-5));
 }

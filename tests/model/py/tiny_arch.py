@@ -27,7 +27,8 @@ EPS = 1e-5
 
 # What each model is: its architecture and what differs from a plain block of that family.
 #   qkv_bias: attn_q/k/v.bias; fused_qkv: one attn_qkv; qk_norm: attn_q_norm/attn_k_norm;
-#   fused_ffn: ffn_up holds gate|up (no ffn_gate); n_rot: rotary dimensions (default HEAD);
+#   fused_ffn: ffn_up holds gate|up (no ffn_gate); head: head size (attention.key_length, default
+#   HEAD); n_rot: rotary dimensions (default the head size);
 #   rope: metadata of the rope scaling; factors: rope frequency factor tensors; tied: no output
 #   ; output_bias: output.bias; extra: further metadata.
 MODELS = {
@@ -38,6 +39,8 @@ MODELS = {
     "qwen2": {"arch": "qwen2", "qkv_bias": True, "base": 1000000.0},
     "qwen2_output_bias": {"arch": "qwen2", "qkv_bias": True, "output_bias": True, "tied": True},
     "qwen3": {"arch": "qwen3", "qk_norm": True, "tied": True, "base": 1000000.0},
+    # Qwen3's heads are wider than n_embd / n_head (0.6B: 16 heads of 128 over 1024)
+    "qwen3_wide_heads": {"arch": "qwen3", "qk_norm": True, "head": 2 * HEAD},
     "phi3": {"arch": "phi3", "fused_qkv": True, "fused_ffn": True, "n_rot": HEAD // 2,
              "factors": ["rope_factors_long.weight", "rope_factors_short.weight"],
              "rope": {"orig": 64, "attn_factor": math.sqrt(1 + math.log(8) / math.log(64))},
@@ -68,7 +71,8 @@ def make(path, name):
     rng = np.random.default_rng(sum(map(ord, name)))
     tokens, types = vocab(MERGES)
     n_vocab = len(tokens)
-    n_rot = m.get("n_rot", HEAD)
+    head = m.get("head", HEAD)
+    n_rot = m.get("n_rot", head)
     w = gguf.GGUFWriter(path, arch)
     w.add_context_length(N_CTX)
     w.add_embedding_length(N_EMBD)
@@ -76,6 +80,9 @@ def make(path, name):
     w.add_feed_forward_length(N_FF)
     w.add_head_count(N_HEAD)
     w.add_head_count_kv(N_HEAD_KV)
+    if head != HEAD:
+        w.add_key_length(head)
+        w.add_value_length(head)
     w.add_rope_freq_base(m.get("base", 10000.0))
     w.add_rope_dimension_count(n_rot)
     w.add_layer_norm_rms_eps(EPS)
@@ -118,24 +125,24 @@ def make(path, name):
         w.add_tensor(fname, np.exp(rng.uniform(0, math.log(8), size)).astype(np.float32))
     for tname, shape in broken.get("add", {}).items():
         tensor(tname, shape)
-    kv = N_HEAD_KV * HEAD
+    q, kv = N_HEAD * head, N_HEAD_KV * head
     for i in range(N_LAYER):
         p = f"blk.{i}."
         tensor(p + "attn_norm.weight", (N_EMBD,), 0.1, 1.0)
         if m.get("fused_qkv"):
-            tensor(p + "attn_qkv.weight", (N_EMBD + 2 * kv, N_EMBD), 0.25)
+            tensor(p + "attn_qkv.weight", (q + 2 * kv, N_EMBD), 0.25)
         else:
-            tensor(p + "attn_q.weight", (N_EMBD, N_EMBD), 0.25)
+            tensor(p + "attn_q.weight", (q, N_EMBD), 0.25)
             tensor(p + "attn_k.weight", (kv, N_EMBD), 0.25)
             tensor(p + "attn_v.weight", (kv, N_EMBD))
         if m.get("qkv_bias"):
-            tensor(p + "attn_q.bias", (N_EMBD,), 0.3)
+            tensor(p + "attn_q.bias", (q,), 0.3)
             tensor(p + "attn_k.bias", (kv,), 0.3)
             tensor(p + "attn_v.bias", (kv,), 0.05)
         if m.get("qk_norm"):
-            tensor(p + "attn_q_norm.weight", (HEAD,), 0.3, 1.0)
-            tensor(p + "attn_k_norm.weight", (HEAD,), 0.3, 1.0)
-        tensor(p + "attn_output.weight", (N_EMBD, N_EMBD))
+            tensor(p + "attn_q_norm.weight", (head,), 0.3, 1.0)
+            tensor(p + "attn_k_norm.weight", (head,), 0.3, 1.0)
+        tensor(p + "attn_output.weight", (N_EMBD, q))
         tensor(p + "ffn_norm.weight", (N_EMBD,), 0.1, 1.0)
         if m.get("fused_ffn"):
             tensor(p + "ffn_up.weight", (2 * N_FF, N_EMBD), 0.15)
