@@ -69,7 +69,8 @@ typedef struct inf_model_hparams {
     uint32_t n_embd_head; /* attention.key_length (default n_embd / n_head) */
     uint32_t n_rot;       /* rope.dimension_count (default n_embd_head) */
     uint32_t n_vocab;     /* tokens of the vocabulary (= rows of token_embd.weight) */
-    uint32_t n_swa;       /* attention.sliding_window: window of sliding-window layers, 0 none */
+    uint32_t n_swa;       /* attention.sliding_window: window of sliding-window layers, 0 none
+                             (phi3 reads it but, as llama.cpp, attends to the whole context) */
     uint32_t n_ctx_orig;  /* rope.scaling.original_context_length (default n_ctx_train) */
     inf_rope_scaling rope_scaling; /* rope.scaling.type (default linear) */
     float rope_freq_base;   /* rope.freq_base (default 10000) */

@@ -59,15 +59,14 @@ typedef struct hparams_reader {
     ggtk_error *err;
 } hparams_reader;
 
-/* Read "<arch>.<name>" as an integer in [1, max] (hp_count) or [0, max] (hp_count0), a positive
- * finite float, or a bool. `required` false: an absent key keeps *out. False with `err` set
- * (one line naming the file and the key) on a missing required key, a wrong type or a value out
- * of range. */
+/* Read "<arch>.<name>" as an integer in [1, max] (hp_count) or [0, max] (hp_count0, always
+ * optional), or a positive finite float. `required` false: an absent key keeps *out. False with
+ * `err` set (one line naming the file and the key) on a missing required key, a wrong type or a
+ * value out of range. */
 bool hp_count(const hparams_reader *r, const char *name, bool required, uint32_t max,
               uint32_t *out);
 bool hp_count0(const hparams_reader *r, const char *name, uint32_t max, uint32_t *out);
 bool hp_float(const hparams_reader *r, const char *name, bool required, float *out);
-bool hp_bool(const hparams_reader *r, const char *name, bool *out);
 
 /* A family's refusal of a hyper-parameter value: `err` gets GGTK_ERR_UNSUPPORTED (or `status`)
  * with the offset of "<arch>.<name>" and the formatted message after the file name. Returns

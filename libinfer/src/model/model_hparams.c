@@ -96,17 +96,6 @@ bool hp_float(const hparams_reader *r, const char *name, bool required, float *o
     return true;
 }
 
-bool hp_bool(const hparams_reader *r, const char *name, bool *out)
-{
-    char key[128];
-    key_name(r, name, key, sizeof key);
-    const ggtk_value *v = ggtk_get(r->file, key);
-    if (v && v->type != GGTK_VALUE_BOOL)
-        return hp_refuse(r, GGTK_ERR_TYPE, name, "metadata key %s is %s, expected a bool", key,
-                         ggtk_value_type_name(v->type));
-    return !v || ggtk_get_bool(r->file, key, out) == GGTK_OK;
-}
-
 /* The rope scaling factor: rope.scaling.factor, else the older rope.scale_linear; absent or 0
  * means no scaling (freq_scale 1), as llama.cpp reads it. */
 static bool read_rope_factor(const hparams_reader *r, float *freq_scale)
