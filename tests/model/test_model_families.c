@@ -1,6 +1,6 @@
 /* test_model_families.c - every row of the architecture table against an independent numpy
  * forward pass (tests/model/py/tiny_arch.py) on tiny random models: llama with Llama 3.1 rope
- * frequency factors, YaRN scaling and a fused attn_qkv; qwen2 with Q/K/V biases and an output
+ * frequency factors, YaRN, LongRoPE and "none" scaling and a fused attn_qkv; qwen2 with Q/K/V biases and an output
  * bias; qwen3 with per-head Q/K norms; phi3 with fused projections, partial rotary and LongRoPE
  * factors (long or short by the context). */
 #include <stdio.h>
@@ -49,6 +49,12 @@ TEST(test_model_llama_yarn_scaling_matches_oracle)
 {
     /* 200 positions, past the 64 of the original context the YaRN range refers to */
     CHECK(family_matches_oracle("llama_yarn", 200, 512, 150));
+}
+
+TEST(test_model_llama_longrope_and_scaling_none_match_oracle)
+{
+    CHECK(family_matches_oracle("llama_longrope", 40, 64, 0));
+    CHECK(family_matches_oracle("llama_scaling_none", 40, 64, 0));
 }
 
 TEST(test_model_llama_fused_qkv_matches_oracle)

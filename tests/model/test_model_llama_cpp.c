@@ -53,8 +53,9 @@ static const char *typed_copy(const char *model, const char *name, const char *t
 }
 
 /* The mean KLD gguf-eval reports for tiny_arch model `name` in weight type `type` against the
- * base llama-perplexity writes for it (4 chunks of 128 tokens, one thread each); 1 on failure. */
-static double kld_against_llama_cpp(const char *name, const char *type)
+ * base llama-perplexity writes for it (chunks of n_ctx tokens, 512 in all, one thread each); 1 on
+ * failure. */
+static double kld_against_llama_cpp(const char *name, const char *type, int n_ctx)
 {
     const char *bin = ref_bin(), *text = plain_text();
     const char *f32 = tiny_arch_model(name);
@@ -65,8 +66,9 @@ static double kld_against_llama_cpp(const char *name, const char *type)
     snprintf(base, sizeof base, "%s.kld", model);
     char *out = NULL;
     double kld = 1;
-    if (test_run(&out, "%s/llama-perplexity -m '%s' -f '%s' -c 128 -b 128 --chunks 4 -t 1 "
-                 "--kl-divergence-base '%s' 2>&1", bin, model, text, base) != 0) {
+    if (test_run(&out, "%s/llama-perplexity -m '%s' -f '%s' -c %d -b %d --chunks %d -t 1 "
+                 "--kl-divergence-base '%s' 2>&1", bin, model, text, n_ctx, n_ctx, 512 / n_ctx,
+                 base) != 0) {
         fprintf(stderr, "    llama-perplexity failed on %s: %.300s\n", name, out ? out : "");
     } else {
         free(out);
@@ -81,13 +83,20 @@ static double kld_against_llama_cpp(const char *name, const char *type)
             fprintf(stderr, "    gguf-eval failed on %s: %.300s\n", name, out ? out : "");
     }
     free(out);
-    fprintf(stderr, "    %s %s: mean KLD %.3e\n", name, type, kld);
+    fprintf(stderr, "    %s %s, n_ctx %d: mean KLD %.3e\n", name, type, n_ctx, kld);
     return kld;
 }
 
 static int kld_below(const char *name, const char *type, double bound)
 {
-    double kld = kld_against_llama_cpp(name, type);
+    double kld = kld_against_llama_cpp(name, type, 128);
+    return kld < bound && kld > -bound;
+}
+
+/* One chunk of 512: the attention runs in query blocks, and positions reach 511. */
+static int kld_below_at_512(const char *name, double bound)
+{
+    double kld = kld_against_llama_cpp(name, "f32", 512);
     return kld < bound && kld > -bound;
 }
 
@@ -97,6 +106,9 @@ TEST(test_model_llama_variants_match_llama_perplexity)
     CHECK(kld_below("llama_rope_freqs", "f32", 1e-6));
     CHECK(kld_below("llama_yarn", "f32", 1e-6));
     CHECK(kld_below("llama_fused_qkv", "f32", 1e-6));
+    CHECK(kld_below("llama_longrope", "f32", 1e-6));
+    CHECK(kld_below("llama_scaling_none", "f32", 1e-6));
+    CHECK(kld_below_at_512("llama_yarn", 1e-6));
     CHECK(kld_below("llama", "f16", 1e-6));
     CHECK(kld_below("llama", "q8_0", 1e-5));
 }
@@ -113,15 +125,19 @@ TEST(test_model_qwen3_matches_llama_perplexity)
 {
     CHECK(kld_below("qwen3", "f32", 1e-6));
     CHECK(kld_below("qwen3_wide_heads", "f32", 1e-6));
+    CHECK(kld_below_at_512("qwen3_wide_heads", 1e-6));
     CHECK(kld_below("qwen3", "f16", 1e-6));
     CHECK(kld_below("qwen3", "q8_0", 1e-5));
 }
 
 TEST(test_model_phi3_matches_llama_perplexity)
 {
-    /* original context 64: the long LongRoPE factors; 512: the short ones */
+    /* original context 64: the long LongRoPE factors; 512: the short ones; 200: the long ones,
+     * since a context of 128 counts as 256 */
     CHECK(kld_below("phi3", "f32", 1e-6));
     CHECK(kld_below("phi3_short", "f32", 1e-6));
+    CHECK(kld_below("phi3_rounded", "f32", 1e-6));
+    CHECK(kld_below_at_512("phi3", 1e-6));
     CHECK(kld_below("phi3", "f16", 1e-6));
     CHECK(kld_below("phi3", "q8_0", 1e-5));
 }

@@ -36,6 +36,10 @@ MODELS = {
     "llama_rope_freqs": {"arch": "llama", "factors": ["rope_freqs.weight"], "base": 500000.0},
     "llama_yarn": {"arch": "llama", "rope": {"type": "yarn", "factor": 4.0, "orig": 64}},
     "llama_fused_qkv": {"arch": "llama", "fused_qkv": True, "tied": True},
+    "llama_longrope": {"arch": "llama", "rope": {"type": "longrope", "orig": 64},
+                       "factors": ["rope_factors_long.weight", "rope_factors_short.weight"]},
+    # type none: the factor is ignored
+    "llama_scaling_none": {"arch": "llama", "rope": {"type": "none", "factor": 8.0}},
     "qwen2": {"arch": "qwen2", "qkv_bias": True, "base": 1000000.0},
     "qwen2_output_bias": {"arch": "qwen2", "qkv_bias": True, "output_bias": True, "tied": True},
     "qwen3": {"arch": "qwen3", "qk_norm": True, "tied": True, "base": 1000000.0},
@@ -48,6 +52,10 @@ MODELS = {
     "phi3_short": {"arch": "phi3", "fused_qkv": True, "fused_ffn": True, "n_rot": HEAD // 2,
                    "factors": ["rope_factors_long.weight", "rope_factors_short.weight"],
                    "rope": {"orig": N_CTX, "attn_factor": 1.1}},
+    # original context 200: a context of 128 takes the long factors, as llama.cpp rounds it to 256
+    "phi3_rounded": {"arch": "phi3", "fused_qkv": True, "fused_ffn": True, "n_rot": HEAD // 2,
+                     "factors": ["rope_factors_long.weight", "rope_factors_short.weight"],
+                     "rope": {"orig": 200, "attn_factor": 1.2}},
 }
 
 # Broken models for the error tests: a family's model with tensors of the wrong shape ("shape":
