@@ -68,9 +68,9 @@ bool hp_count(const hparams_reader *r, const char *name, bool required, uint32_t
 bool hp_count0(const hparams_reader *r, const char *name, uint32_t max, uint32_t *out);
 bool hp_float(const hparams_reader *r, const char *name, bool required, float *out);
 
-/* A family's refusal of a hyper-parameter value: `err` gets GGTK_ERR_UNSUPPORTED (or `status`)
- * with the offset of "<arch>.<name>" and the formatted message after the file name. Returns
- * false. */
+/* A family's refusal of a hyper-parameter value: `err` gets `status` (GGTK_ERR_INVALID,
+ * GGTK_ERR_UNSUPPORTED, ...) with the offset of "<arch>.<name>" and the formatted message after
+ * the file name. Returns false. */
 bool hp_refuse(const hparams_reader *r, ggtk_status status, const char *name, const char *fmt,
                ...) __attribute__((format(printf, 4, 5)));
 
