@@ -206,10 +206,15 @@ static ggtk_status one_key(const config_key *k, const json_t *config, const char
     }
     if (!value && (k->flags & CK_NULL_ZERO))
         return ggtk_writer_set_u32(w, key, 0);
-    if (!value && (k->flags & CK_REQUIRED))
+    if (!value && (k->flags & CK_REQUIRED)) {
+        char names[256] = "";
+        for (size_t i = 0, used = 0; k->hf[i] && used < sizeof names; i++)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s\"%s\"",
+                                     i ? " or " : "", k->hf[i]);
         return ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
-                              "%s: \"%s\" is missing (%s needs it for %s)", path,
-                              k->hf[0] ? k->hf[0] : name, arch, key);
+                              "%s: %s is missing (%s needs it for %s)", path,
+                              names[0] ? names : "\"rope_theta\"", arch, key);
+    }
     if (!value)
         return GGTK_OK;
     if (k->kind == CK_F32_TRUTHY && json_is_number(value) && json_number_value(value) == 0)
