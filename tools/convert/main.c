@@ -118,11 +118,13 @@ static void hold_signals(void *user)
     tool_signals_hold();
 }
 
-/* Every temporary file is tracked for the signal handler; slots are freed at exit. */
+/* Every temporary file is tracked for the signal handler (until the process ends: a file renamed
+ * into place is no longer at its temporary path, so unlinking that path is harmless). */
 static void track_temp(const char *path, void *user)
 {
     (void)user;
-    tool_signals_track(path);
+    if (path)
+        tool_signals_track(path);
     tool_signals_release();
 }
 
@@ -178,13 +180,11 @@ static int to_hf(const convert_args *a)
     }
     o.shard_bytes = a->shard_bytes;
     o.n_threads = a->threads;
+    o.before_temp_file = hold_signals;
     o.on_temp_file = track_temp;
     ggtk_error err;
     double start = now();
-    tool_signals_hold(); /* released as each temporary file is tracked */
-    ggtk_status status = inf_convert_gguf_to_hf(a->input, a->output, &o, &err);
-    tool_signals_release();
-    if (status != GGTK_OK)
+    if (inf_convert_gguf_to_hf(a->input, a->output, &o, &err) != GGTK_OK)
         return fail(&err);
     printf("wrote %s/ (%s safetensors) in %.2f s\n", a->output, ggtk_tensor_type_name(o.dtype),
            now() - start);

@@ -139,8 +139,9 @@ typedef struct inf_convert_options {
      * general.size_label counts the parameters. */
     const char *metadata_path;
     int n_threads; /* threads for quantizing; <= 0: OpenMP's default */
-    /* Called with the temporary output path right after it is created (a tool tracks it for its
-     * signal handler), and before that, so that signals can be held. Both may be NULL. */
+    /* Called before the temporary output file is created (a tool holds its signals) and with its
+     * path right after (the tool tracks it for its signal handler), or NULL when the creation
+     * failed. Both may be NULL. */
     void (*before_temp_file)(void *user);
     void (*on_temp_file)(const char *path, void *user);
     void *user;
@@ -167,7 +168,11 @@ typedef struct inf_convert_hf_options {
     ggtk_tensor_type dtype; /* GGTK_TENSOR_F32 (default), _F16 or _BF16 */
     uint64_t shard_bytes;   /* > 0: shard the safetensors above this many bytes per file */
     int n_threads;          /* threads for dequantizing; <= 0: OpenMP's default */
-    void (*on_temp_file)(const char *path, void *user); /* each temporary file created; NULL ok */
+    /* Called before each temporary file is created (a tool holds its signals) and after, with
+     * its path (the tool tracks it for its signal handler), or NULL when the creation failed.
+     * Either may be NULL. */
+    void (*before_temp_file)(void *user);
+    void (*on_temp_file)(const char *path, void *user);
     void *user;
 } inf_convert_hf_options;
 

@@ -12,7 +12,11 @@ FILE *output_set_open(output_set *set, const char *dir, const char *name, ggtk_e
         return NULL;
     }
     ggtk_atomic_file **grown = realloc(set->files, (set->n_files + 1) * sizeof *grown);
+    if (grown && set->before_temp_file)
+        set->before_temp_file(set->user);
     ggtk_atomic_file *file = grown ? ggtk_atomic_file_open(path, err) : NULL;
+    if (!file && grown && set->on_temp_file)
+        set->on_temp_file(NULL, set->user); /* nothing to track: lets the caller release */
     if (!grown)
         ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
     free(path);

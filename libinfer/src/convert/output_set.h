@@ -11,7 +11,10 @@
 typedef struct output_set {
     ggtk_atomic_file **files;
     int n_files;
-    void (*on_temp_file)(const char *path, void *user); /* may be NULL */
+    /* Hooks around each temporary file's creation (both may be NULL): a tool holds its signals
+     * before, and tracks the file for its signal handler after. */
+    void (*before_temp_file)(void *user);
+    void (*on_temp_file)(const char *path, void *user);
     void *user;
 } output_set;
 

@@ -53,6 +53,14 @@ void inf_safetensors_writer_free(inf_safetensors_writer *w)
     free(w);
 }
 
+void safetensors_writer_set_hooks(inf_safetensors_writer *w, void (*before)(void *user),
+                                  void (*on_temp_file)(const char *path, void *user), void *user)
+{
+    w->files.before_temp_file = before;
+    w->files.on_temp_file = on_temp_file;
+    w->files.user = user;
+}
+
 ggtk_status inf_safetensors_writer_add(inf_safetensors_writer *w, const char *name,
                                        ggtk_tensor_type type, uint32_t n_dims,
                                        const uint64_t *shape, ggtk_error *err)
@@ -171,8 +179,10 @@ ggtk_status inf_safetensors_writer_begin(inf_safetensors_writer *w, const char *
         return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
                               "safetensors writer: begun twice");
     w->begun = true;
-    w->files.on_temp_file = on_temp_file;
-    w->files.user = user;
+    if (on_temp_file) {
+        w->files.on_temp_file = on_temp_file;
+        w->files.user = user;
+    }
     ggtk_status status = assign_shards(w, err);
     for (int s = 0; status == GGTK_OK && s < w->n_shards; s++) {
         size_t len = 0;

@@ -284,37 +284,61 @@ static void load_f32(const out_tensor *t, float *dst)
         inf_bf16_to_fp32_row(t->src->data, dst, (int64_t)n);
 }
 
+/* The values of `t` as F32 after its transformation: straight from the map when the source is
+ * F32 and nothing changes (no copy, so the peak stays one tensor), else in *owned. */
+static ggtk_status tensor_values(const conversion *c, const out_tensor *t, const float **values,
+                                 float **owned, ggtk_error *err)
+{
+    bool in_place = !t->transform.permute_heads && !t->transform.norm_plus_one;
+    if (t->src->type == GGTK_TENSOR_F32 && in_place) {
+        *values = t->src->data;
+        return GGTK_OK;
+    }
+    uint64_t n = t->ne[0] * t->nrows;
+    *owned = malloc(n * sizeof **owned);
+    float *scratch = t->transform.permute_heads ? malloc(n * sizeof *scratch) : NULL;
+    ggtk_status status = GGTK_OK;
+    if (!*owned || (t->transform.permute_heads && !scratch))
+        status = nomem(err);
+    if (status == GGTK_OK) {
+        load_f32(t, *owned);
+        inf_safetensors_release(c->model, t->src);
+        status = tensor_transform_apply(&t->transform, true, *owned, scratch, t->nrows, t->ne[0],
+                                        t->src->name, err);
+    }
+    free(scratch);
+    *values = *owned;
+    return status;
+}
+
 /* Convert and stream every tensor, one at a time. */
 static ggtk_status write_tensors(conversion *c, ggtk_error *err)
 {
     ggtk_status status = GGTK_OK;
     for (int64_t i = 0; status == GGTK_OK && i < c->n_tensors; i++) {
         const out_tensor *t = &c->tensors[i];
-        uint64_t n = t->ne[0] * t->nrows, out_bytes = 0;
-        ggtk_tensor_type_bytes(t->type, n, &out_bytes);
-        float *values = malloc(n * sizeof *values);
-        float *scratch = t->transform.permute_heads ? malloc(n * sizeof *scratch) : NULL;
-        void *out = t->type == GGTK_TENSOR_F32 ? (void *)values : malloc(out_bytes ? out_bytes : 1);
-        if (!values || !out || (t->transform.permute_heads && !scratch))
-            status = nomem(err);
-        if (status == GGTK_OK) {
-            load_f32(t, values);
-            inf_safetensors_release(c->model, t->src);
-            status = tensor_transform_apply(&t->transform, true, values, scratch, t->nrows,
-                                            t->ne[0], t->src->name, err);
+        uint64_t out_bytes = 0;
+        ggtk_tensor_type_bytes(t->type, t->ne[0] * t->nrows, &out_bytes);
+        const float *values = NULL;
+        float *owned = NULL;
+        void *converted = NULL;
+        status = tensor_values(c, t, &values, &owned, err);
+        if (status == GGTK_OK && t->type != GGTK_TENSOR_F32) {
+            converted = malloc(out_bytes ? out_bytes : 1);
+            if (!converted)
+                status = nomem(err);
+            else if (!inf_quantize_rows(t->type, values, converted, (int64_t)t->nrows,
+                                        (int64_t)t->ne[0], c->options->n_threads))
+                status = ggtk_error_set(err, GGTK_ERR_UNSUPPORTED, GGTK_NO_OFFSET,
+                                        "tensor '%s': cannot convert to %s", t->name,
+                                        ggtk_tensor_type_name(t->type));
         }
-        if (status == GGTK_OK && t->type != GGTK_TENSOR_F32 &&
-            !inf_quantize_rows(t->type, values, out, (int64_t)t->nrows, (int64_t)t->ne[0],
-                               c->options->n_threads))
-            status = ggtk_error_set(err, GGTK_ERR_UNSUPPORTED, GGTK_NO_OFFSET,
-                                    "tensor '%s': cannot convert to %s", t->name,
-                                    ggtk_tensor_type_name(t->type));
         if (status == GGTK_OK)
-            status = ggtk_writer_write_data(c->writer, out, out_bytes, err);
-        if (out != values)
-            free(out);
-        free(values);
-        free(scratch);
+            status = ggtk_writer_write_data(c->writer, converted ? converted : (const void *)values,
+                                            out_bytes, err);
+        inf_safetensors_release(c->model, t->src);
+        free(converted);
+        free(owned);
     }
     return status;
 }
@@ -325,8 +349,8 @@ static ggtk_status write_file(conversion *c, const char *out_path, ggtk_error *e
     if (o->before_temp_file)
         o->before_temp_file(o->user);
     ggtk_status status = ggtk_writer_begin(c->writer, out_path, err);
-    if (status == GGTK_OK && o->on_temp_file)
-        o->on_temp_file(ggtk_writer_temp_path(c->writer), o->user);
+    if (o->on_temp_file)
+        o->on_temp_file(status == GGTK_OK ? ggtk_writer_temp_path(c->writer) : NULL, o->user);
     if (status == GGTK_OK)
         status = write_tensors(c, err);
     if (status == GGTK_OK)

@@ -75,6 +75,11 @@ static ggtk_status export_tensor_data(const ggtk_file *gguf, const export_tensor
     const ggtk_tensor_info *info = t->info;
     uint64_t ncols = info->ne[0], nrows = info->ne[1] * info->ne[2] * info->ne[3];
     uint64_t n = ncols * nrows, out_bytes = n * (o->dtype == GGTK_TENSOR_F32 ? 4 : 2);
+    if (info->type == o->dtype && !t->transform.permute_heads && !t->transform.norm_plus_one) {
+        ggtk_status status = inf_safetensors_writer_write(w, info->data, out_bytes, err);
+        ggtk_release_data(gguf, info->data, info->size); /* the bytes as they are: no copy */
+        return status;
+    }
     float *values = malloc(n * sizeof *values);
     float *scratch = t->transform.permute_heads ? malloc(n * sizeof *scratch) : NULL;
     void *out = o->dtype == GGTK_TENSOR_F32 ? (void *)values : malloc(out_bytes);
@@ -203,11 +208,14 @@ static ggtk_status export_all(const ggtk_file *gguf, const hf_family *family, co
             shape[d] = info->ne[info->n_dims - 1 - d];
         status = inf_safetensors_writer_add(w, tensors[i].name, o->dtype, info->n_dims, shape, err);
     }
-    if (status == GGTK_OK)
-        status = inf_safetensors_writer_begin(w, dir, o->on_temp_file, o->user, err);
+    if (status == GGTK_OK) {
+        safetensors_writer_set_hooks(w, o->before_temp_file, o->on_temp_file, o->user);
+        status = inf_safetensors_writer_begin(w, dir, NULL, NULL, err);
+    }
     for (int64_t i = 0; status == GGTK_OK && i < n; i++)
         status = export_tensor_data(gguf, &tensors[i], o, w, err);
-    output_set files = {.on_temp_file = o->on_temp_file, .user = o->user};
+    output_set files = {.before_temp_file = o->before_temp_file, .on_temp_file = o->on_temp_file,
+                        .user = o->user};
     json_t *config = status == GGTK_OK ? make_config(gguf, family, o, err) : NULL;
     json_t *gen = config ? make_generation_config(config) : NULL;
     json_t *meta = config ? general_metadata_from_gguf(gguf) : NULL;
