@@ -11,13 +11,13 @@
 
 enum { DEADLINE_S = 300 };
 
-/* Start `args`, signal it as soon as a temporary file of `min_bytes` is in `watch`, expect its
+/* Start `args`, signal it as soon as a temporary file is in `watch`, expect its
  * death by `sig` and an empty `watch`. */
 static bool interrupted_cleanly(const char *const *args, const char *watch, int sig)
 {
     pid_t pid = tool_start("gguf-convert", args, &(tool_start_options){0});
     int status = 0;
-    bool seen = tool_wait_for_temp(pid, watch, 1 << 20, DEADLINE_S, &status);
+    bool seen = tool_wait_for_temp(pid, watch, 0, DEADLINE_S, &status);
     kill(pid, sig);
     status = seen ? tool_wait(pid, DEADLINE_S) : status;
     int left = st_fixture_count_entries(watch);
@@ -40,7 +40,8 @@ TEST(test_convert_interrupted_leaves_no_file)
     static const int signals[] = {SIGINT, SIGTERM};
     for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) {
         snprintf(out_dir, sizeof out_dir, "%s-%d", test_tmpfile("signals-out"), signals[i]);
-        const char *to_hf[] = {"--to-hf", "--shard-size", "50M", f32, out_dir, NULL};
+        const char *to_hf[] = {"--to-hf", "--outtype", "bf16", "--threads", "1", "--shard-size", "50M",
+                               f32, out_dir, NULL};
         CHECK_MSG(interrupted_cleanly(to_hf, out_dir, signals[i]), "--to-hf, signal %d", signals[i]);
         snprintf(gguf_dir, sizeof gguf_dir, "%s-%d", test_tmpfile("signals-gguf"), signals[i]);
         mkdir(gguf_dir, 0777);
