@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
@@ -191,8 +192,21 @@ static int to_hf(const convert_args *a)
     return 0;
 }
 
+/* As gguf-quantize does (tools/quantize/main.c): libgomp reads OMP_WAIT_POLICY when it loads,
+ * and its default spinning between our parallel regions (one per tensor) takes the CPU from the
+ * thread writing the output on a busy machine; passive waits cost microseconds. Run again with
+ * it set unless the user chose a policy. */
+static void use_passive_openmp_waits(char **argv)
+{
+    if (getenv("OMP_WAIT_POLICY"))
+        return;
+    if (setenv("OMP_WAIT_POLICY", "passive", 1) == 0)
+        execv("/proc/self/exe", argv);
+}
+
 int main(int argc, char **argv)
 {
+    use_passive_openmp_waits(argv);
     tool_signals_install();
     convert_args args;
     bool exit_now = false;

@@ -68,41 +68,67 @@ static ggtk_status plan_export(const ggtk_file *gguf, const hf_family *family,
     return GGTK_OK;
 }
 
+/* The tensor's values as F32 with its transformation undone: straight from the map for an F32
+ * tensor nothing changes (no copy), else dequantized into *owned. */
+static ggtk_status export_values(const ggtk_file *gguf, const export_tensor *t, int n_threads,
+                                 const float **values, float **owned, ggtk_error *err)
+{
+    const ggtk_tensor_info *info = t->info;
+    uint64_t ncols = info->ne[0], nrows = info->ne[1] * info->ne[2] * info->ne[3];
+    if (info->type == GGTK_TENSOR_F32 && !t->transform.permute_heads && !t->transform.norm_plus_one) {
+        *values = info->data;
+        return GGTK_OK;
+    }
+    *owned = malloc(ncols * nrows * sizeof **owned);
+    float *scratch = t->transform.permute_heads ? malloc(ncols * nrows * sizeof *scratch) : NULL;
+    ggtk_status status = GGTK_OK;
+    if (!*owned || (t->transform.permute_heads && !scratch))
+        status = ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
+    if (status == GGTK_OK && !inf_dequantize_rows(info->type, info->data, *owned, (int64_t)nrows,
+                                                  (int64_t)ncols, n_threads))
+        status = ggtk_error_set(err, GGTK_ERR_UNSUPPORTED, info->info_offset,
+                                "tensor '%s': cannot read type %s", info->name,
+                                ggtk_tensor_type_name(info->type));
+    ggtk_release_data(gguf, info->data, info->size);
+    if (status == GGTK_OK)
+        status = tensor_transform_apply(&t->transform, false, *owned, scratch, nrows, ncols,
+                                        info->name, err);
+    free(scratch);
+    *values = *owned;
+    return status;
+}
+
 static ggtk_status export_tensor_data(const ggtk_file *gguf, const export_tensor *t,
                                       const inf_convert_hf_options *o,
                                       inf_safetensors_writer *w, ggtk_error *err)
 {
     const ggtk_tensor_info *info = t->info;
     uint64_t ncols = info->ne[0], nrows = info->ne[1] * info->ne[2] * info->ne[3];
-    uint64_t n = ncols * nrows, out_bytes = n * (o->dtype == GGTK_TENSOR_F32 ? 4 : 2);
-    if (info->type == o->dtype && !t->transform.permute_heads && !t->transform.norm_plus_one) {
+    uint64_t out_bytes = ncols * nrows * (o->dtype == GGTK_TENSOR_F32 ? 4 : 2);
+    bool unchanged = !t->transform.permute_heads && !t->transform.norm_plus_one;
+    if (info->type == o->dtype && unchanged) { /* the bytes as they are */
         ggtk_status status = inf_safetensors_writer_write(w, info->data, out_bytes, err);
-        ggtk_release_data(gguf, info->data, info->size); /* the bytes as they are: no copy */
+        ggtk_release_data(gguf, info->data, info->size);
         return status;
     }
-    float *values = malloc(n * sizeof *values);
-    float *scratch = t->transform.permute_heads ? malloc(n * sizeof *scratch) : NULL;
-    void *out = o->dtype == GGTK_TENSOR_F32 ? (void *)values : malloc(out_bytes);
-    ggtk_status status = GGTK_OK;
-    if (!values || !out || (t->transform.permute_heads && !scratch))
-        status = ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
-    if (status == GGTK_OK && !inf_dequantize_rows(info->type, info->data, values, (int64_t)nrows,
-                                                  (int64_t)ncols, o->n_threads))
-        status = ggtk_error_set(err, GGTK_ERR_UNSUPPORTED, info->info_offset,
-                                "tensor '%s': cannot read type %s", info->name,
-                                ggtk_tensor_type_name(info->type));
+    const float *values = NULL;
+    float *owned = NULL;
+    void *converted = NULL;
+    ggtk_status status = export_values(gguf, t, o->n_threads, &values, &owned, err);
+    if (status == GGTK_OK && o->dtype != GGTK_TENSOR_F32) {
+        converted = malloc(out_bytes);
+        if (!converted)
+            status = ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
+        else
+            inf_quantize_rows(o->dtype, values, converted, (int64_t)nrows, (int64_t)ncols,
+                              o->n_threads);
+    }
+    if (status == GGTK_OK)
+        status = inf_safetensors_writer_write(w, converted ? converted : (const void *)values,
+                                              out_bytes, err);
     ggtk_release_data(gguf, info->data, info->size);
-    if (status == GGTK_OK)
-        status = tensor_transform_apply(&t->transform, false, values, scratch, nrows, ncols,
-                                        info->name, err);
-    if (status == GGTK_OK && o->dtype != GGTK_TENSOR_F32)
-        inf_quantize_rows(o->dtype, values, out, (int64_t)nrows, (int64_t)ncols, o->n_threads);
-    if (status == GGTK_OK)
-        status = inf_safetensors_writer_write(w, out, out_bytes, err);
-    if (out != values)
-        free(out);
-    free(values);
-    free(scratch);
+    free(converted);
+    free(owned);
     return status;
 }
 
