@@ -149,10 +149,11 @@ FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_
 FUZZ_SRC_fuzz_text_file := tools/common/text_file.c
 FUZZ_SRC_fuzz_kld_base  := libinfer/src/eval/kld_file.c
 FUZZ_SRC_fuzz_imatrix   := $(filter-out %/collect.c,$(wildcard libinfer/src/imatrix/*.c))
+FUZZ_SRC_fuzz_safetensors := libinfer/src/convert/safetensors_read.c libinfer/src/convert/safetensors_dtype.c
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(GGUF_SRC) $$(FUZZ_SRC_$$*)
 	@mkdir -p $(dir $@)
 	clang -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Ilibgguf/include \
-	    -Ilibinfer/include -Ilibinfer/src -Itools/common $^ -o $@ -lxxhash -lz -lm
+	    -Ilibinfer/include -Ilibinfer/src -Itools/common $^ -o $@ -ljansson -lxxhash -lz -lm
 fuzz: $(FUZZERS)
 	sh tests/fuzz/run.sh $(BUILD)/fuzz $(FUZZ_SECONDS)
 

@@ -69,9 +69,8 @@ const char *hf_family_names(void);
 ggtk_status hf_config_to_gguf(const hf_family *family, const json_t *config, const char *config_path,
                               uint32_t file_type, ggtk_writer *writer, ggtk_error *err);
 
-/* The metadata of `gguf` -> config.json entries (set into `config`). */
-ggtk_status hf_config_from_gguf(const hf_family *family, const ggtk_file *gguf, json_t *config,
-                                ggtk_error *err);
+/* The metadata of `gguf` -> config.json entries (set into `config`); keys it lacks are left out. */
+void hf_config_from_gguf(const hf_family *family, const ggtk_file *gguf, json_t *config);
 
 /* The config.json value for `name`: top level, else in "text_config"; NULL when absent or null. */
 const json_t *hf_config_get(const json_t *config, const char *name);

@@ -321,10 +321,8 @@ static void rope_back(const hf_family *family, const ggtk_file *gguf, json_t *co
     json_object_set_new(config, "rope_scaling", scaling);
 }
 
-ggtk_status hf_config_from_gguf(const hf_family *family, const ggtk_file *gguf, json_t *config,
-                                ggtk_error *err)
+void hf_config_from_gguf(const hf_family *family, const ggtk_file *gguf, json_t *config)
 {
-    (void)err;
     for (size_t i = 0; i < family->n_keys; i++)
         key_back(&family->keys[i], family, gguf, config);
     rope_back(family, gguf, config);
@@ -333,5 +331,4 @@ ggtk_status hf_config_from_gguf(const hf_family *family, const ggtk_file *gguf, 
     snprintf(key, sizeof key, "%s.rope.scaling.original_context_length", family->gguf_arch);
     if (strcmp(family->gguf_arch, "phi3") == 0 && ggtk_get_uint(gguf, key, &orig) == GGTK_OK)
         json_object_set_new(config, "original_max_position_embeddings", json_integer((json_int_t)orig));
-    return GGTK_OK;
 }

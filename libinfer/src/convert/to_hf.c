@@ -58,9 +58,12 @@ static ggtk_status plan_export(const ggtk_file *gguf, const hf_family *family,
                                   ggtk_tensor_type_name(t->info->type), family->hf_arch);
         }
         t->transform = tensor_transform_for(family, &heads, t->info->name);
-        if ((t->transform.permute_heads && !heads.n_head))
-            return free(tensors), ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
-                                                 "%s: %s is missing", ggtk_path(gguf), key);
+        if (t->transform.permute_heads && !heads.n_head) {
+            free(tensors);
+            return ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
+                                  "%s: %s.attention.head_count is missing", ggtk_path(gguf),
+                                  family->gguf_arch);
+        }
     }
     qsort(tensors, (size_t)n, sizeof *tensors, compare_export);
     *out = tensors;
@@ -139,7 +142,7 @@ static const char *torch_dtype(ggtk_tensor_type dtype)
 
 /* config.json: the family's keys back, and what Hugging Face needs to build the model. */
 static json_t *make_config(const ggtk_file *gguf, const hf_family *family,
-                           const inf_convert_hf_options *o, ggtk_error *err)
+                           const inf_convert_hf_options *o)
 {
     json_t *config = json_object();
     json_object_set_new(config, "architectures", json_pack("[s]", family->hf_arch));
@@ -148,7 +151,7 @@ static json_t *make_config(const ggtk_file *gguf, const hf_family *family,
     bool gemma = family->flags & FAMILY_NORM_PLUS_ONE;
     json_object_set_new(config, gemma ? "hidden_activation" : "hidden_act",
                         json_string(gemma ? "gelu_pytorch_tanh" : "silu"));
-    hf_config_from_gguf(family, gguf, config, err);
+    hf_config_from_gguf(family, gguf, config);
     int64_t embd = ggtk_find_tensor(gguf, "token_embd.weight");
     if (embd >= 0)
         json_object_set_new(config, "vocab_size", json_integer((json_int_t)ggtk_tensor(gguf, embd)->ne[1]));
@@ -242,7 +245,7 @@ static ggtk_status export_all(const ggtk_file *gguf, const hf_family *family, co
         status = export_tensor_data(gguf, &tensors[i], o, w, err);
     output_set files = {.before_temp_file = o->before_temp_file, .on_temp_file = o->on_temp_file,
                         .user = o->user};
-    json_t *config = status == GGTK_OK ? make_config(gguf, family, o, err) : NULL;
+    json_t *config = status == GGTK_OK ? make_config(gguf, family, o) : NULL;
     json_t *gen = config ? make_generation_config(config) : NULL;
     json_t *meta = config ? general_metadata_from_gguf(gguf) : NULL;
     if (status == GGTK_OK)

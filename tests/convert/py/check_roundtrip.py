@@ -8,6 +8,9 @@ safetensors (numpy) reads the exported folder.
   check_roundtrip.py same GGUF_A GGUF_B [--ignore-prefix P ...] [--bf16]
       same metadata (keys, types, values; order ignored) and bit-identical tensors (with --bf16:
       A's values rounded to bf16 equal B's).
+  check_roundtrip.py with-tokenizer TOKENIZER_GGUF MODEL_GGUF OUT
+      MODEL with the tokenizer.* keys of TOKENIZER_GGUF added (for perplexity runs on converted
+      files until the tokenizer converter lands).
 Prints one line per difference and exits 1 on any.
 """
 import argparse
@@ -173,6 +176,28 @@ def same(args):
     return 1 if bad else 0
 
 
+def with_tokenizer(args):
+    tok, model = gguf.GGUFReader(args.tokenizer), gguf.GGUFReader(args.model)
+    w = gguf.GGUFWriter(args.out, model.fields["general.architecture"].contents())
+    fields = [(k, f) for k, f in model.fields.items() if not k.startswith("tokenizer.")]
+    fields += [(k, f) for k, f in tok.fields.items() if k.startswith("tokenizer.")]
+    for key, f in fields:
+        if key.startswith("GGUF.") or key == "general.architecture":
+            continue
+        if f.types[0] == gguf.GGUFValueType.ARRAY:
+            w.add_key_value(key, f.contents(), f.types[0], sub_type=f.types[-1])
+        else:
+            w.add_key_value(key, f.contents(), f.types[0])
+    for t in model.tensors:
+        w.add_tensor(t.name, np.asarray(t.data).reshape([int(n) for n in reversed(t.shape)]),
+                     raw_dtype=t.tensor_type)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -185,8 +210,12 @@ def main():
     s.add_argument("b")
     s.add_argument("--ignore-prefix", action="append", default=[])
     s.add_argument("--bf16", action="store_true")
+    t = sub.add_parser("with-tokenizer")
+    t.add_argument("tokenizer")
+    t.add_argument("model")
+    t.add_argument("out")
     args = p.parse_args()
-    sys.exit(export(args) if args.cmd == "export" else same(args))
+    sys.exit({"export": export, "same": same, "with-tokenizer": with_tokenizer}[args.cmd](args))
 
 
 if __name__ == "__main__":
