@@ -29,10 +29,8 @@ TEST(test_safetensors_reads_a_valid_file_sorted_by_name)
     CHECK(strcmp(a->name, "a") == 0 && strcmp(b->name, "b") == 0);
     CHECK(a->type == GGTK_TENSOR_BF16 && a->n_dims == 1 && a->shape[0] == 4 && a->size == 8);
     CHECK(b->type == GGTK_TENSOR_F32 && b->n_dims == 2 && b->shape[0] == 2 && b->shape[1] == 3);
-    size_t header = strlen(TWO_TENSORS);
     CHECK(((const unsigned char *)a->data)[0] == 24 && ((const unsigned char *)b->data)[5] == 5);
     CHECK(inf_safetensors_find(st, "b") == 1 && inf_safetensors_find(st, "c") == -1);
-    (void)header;
     inf_safetensors_close(st);
 }
 
