@@ -16,6 +16,8 @@ CFLAGS_ALL := -std=c11 $(OPT) -g -Wall -Wextra -ffp-contract=off -D_GNU_SOURCE -
               -pthread -MMD -MP -Ilibgguf/include -Ilibinfer/include -Ilibinfer/src -Itools/common \
               $(CFLAGS)
 LIB_LDLIBS := -lxxhash -lm -fopenmp -pthread
+# libinfer's converters parse config.json and safetensors headers with jansson.
+INFER_LDLIBS := -ljansson
 LDLIBS_ALL := -ljansson -lxxhash -lz -lm -fopenmp -pthread $(LDLIBS)
 
 ifeq ($(SAN),1)
@@ -100,7 +102,7 @@ $(LIBGGUF_SO): $(call obj,$(GGUF_SRC))
 $(LIBINFER_SO): $(call obj,$(INFER_SRC)) $(LIBGGUF_SO)
 	@mkdir -p $(dir $@)
 	$(CC) -shared -Wl,-soname,libinfer.so.$(SOMAJOR) -Wl,--no-undefined $(call obj,$(INFER_SRC)) \
-	    -L$(BUILD)/lib -lgguf -o $@ $(LIB_LDLIBS)
+	    -L$(BUILD)/lib -lgguf -o $@ $(INFER_LDLIBS) $(LIB_LDLIBS)
 	$(call so_links,infer,$(BUILD)/lib)
 
 .SECONDEXPANSION:
@@ -147,10 +149,11 @@ FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_
 FUZZ_SRC_fuzz_text_file := tools/common/text_file.c
 FUZZ_SRC_fuzz_kld_base  := libinfer/src/eval/kld_file.c
 FUZZ_SRC_fuzz_imatrix   := $(filter-out %/collect.c,$(wildcard libinfer/src/imatrix/*.c))
+FUZZ_SRC_fuzz_safetensors := libinfer/src/convert/safetensors_read.c libinfer/src/convert/safetensors_dtype.c
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(GGUF_SRC) $$(FUZZ_SRC_$$*)
 	@mkdir -p $(dir $@)
 	clang -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Ilibgguf/include \
-	    -Ilibinfer/include -Ilibinfer/src -Itools/common $^ -o $@ -lxxhash -lz -lm
+	    -Ilibinfer/include -Ilibinfer/src -Itools/common $^ -o $@ -ljansson -lxxhash -lz -lm
 fuzz: $(FUZZERS)
 	sh tests/fuzz/run.sh $(BUILD)/fuzz $(FUZZ_SECONDS)
 

@@ -7,9 +7,11 @@
    entry first, sizes in a data descriptor);
  - fuzz_kld_base: small valid base log-probability files (llama-perplexity's layout);
  - fuzz_imatrix: small importance matrices in llama-imatrix's GGUF and legacy layouts.
+ - fuzz_safetensors: small safetensors files (several dtypes, a scalar, an empty tensor).
 Usage: make_seeds.py OUTDIR [MODEL]"""
 import gzip
 import io
+import json
 import math
 import os
 import struct
@@ -189,12 +191,30 @@ def imatrix_seeds(out):
         f.write(legacy)
 
 
+def safetensors_seeds(out):
+    """Headers written by hand (no safetensors package needed), data bytes counting up."""
+    files = {
+        "two.safetensors": {"__metadata__": {"format": "pt"},
+                            "b": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]},
+                            "a": {"dtype": "BF16", "shape": [4], "data_offsets": [24, 32]}},
+        "odd.safetensors": {"s": {"dtype": "I64", "shape": [], "data_offsets": [0, 8]},
+                            "e": {"dtype": "F16", "shape": [0, 5], "data_offsets": [8, 8]},
+                            "u": {"dtype": "U8", "shape": [3], "data_offsets": [8, 11]}},
+    }
+    for name, header in files.items():
+        text = json.dumps(header).encode()
+        text += b" " * (-len(text) % 8)
+        end = max(e["data_offsets"][1] for k, e in header.items() if k != "__metadata__")
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(struct.pack("<Q", len(text)) + text + bytes(range(end)))
+
+
 def main():
     out = sys.argv[1]
     model = sys.argv[2] if len(sys.argv) > 2 else None
     for name, make in (("fuzz_reader", lambda d: gguf_seeds(d, model)),
                        ("fuzz_text_file", text_seeds), ("fuzz_kld_base", kld_seeds),
-                       ("fuzz_imatrix", imatrix_seeds)):
+                       ("fuzz_imatrix", imatrix_seeds), ("fuzz_safetensors", safetensors_seeds)):
         os.makedirs(os.path.join(out, name), exist_ok=True)
         make(os.path.join(out, name))
 

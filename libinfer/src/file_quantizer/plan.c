@@ -314,8 +314,12 @@ static ggtk_status plan_input(ggtk_split *parts, const inf_quantize_options *opt
     plan->options = *options;
     for (int p = 0; p < ggtk_split_part_count(parts); p++)
         plan->file_size_before += ggtk_file_size(ggtk_split_part(parts, p));
+    quantize_model model;
+    quantize_model_read(&model, parts);
     quantize_rules rules;
-    ggtk_status status = quantize_rules_init(&rules, parts, options, err);
+    ggtk_status status = quantize_rules_init(&rules, &model,
+                                             ggtk_split_find_tensor(parts, "output.weight") < 0,
+                                             options, err);
     if (status == GGTK_OK) {
         status = plan_all(plan, &rules, err);
         quantize_rules_free(&rules);

@@ -118,9 +118,9 @@ static int compare_order(const void *pa, const void *pb)
     return strcmp(a->name, b->name);
 }
 
-int64_t *quantize_tensor_order(const ggtk_split *input)
+int64_t *quantize_name_order(const char *const *names, int64_t n_names)
 {
-    size_t n = (size_t)ggtk_split_tensor_count(input);
+    size_t n = (size_t)n_names;
     order_key *keys = malloc((n ? n : 1) * sizeof *keys);
     int64_t *order = malloc((n ? n : 1) * sizeof *order);
     if (!keys || !order) {
@@ -128,14 +128,25 @@ int64_t *quantize_tensor_order(const ggtk_split *input)
         free(order);
         return NULL;
     }
-    for (size_t i = 0; i < n; i++) {
-        const char *name = ggtk_split_tensor(input, (int64_t)i, NULL)->name;
-        keys[i] = (order_key){quantize_tensor_layer(name), name, (int64_t)i};
-    }
+    for (size_t i = 0; i < n; i++)
+        keys[i] = (order_key){quantize_tensor_layer(names[i]), names[i], (int64_t)i};
     qsort(keys, n, sizeof *keys, compare_order);
     for (size_t i = 0; i < n; i++)
         order[i] = keys[i].index;
     free(keys);
+    return order;
+}
+
+int64_t *quantize_tensor_order(const ggtk_split *input)
+{
+    int64_t n = ggtk_split_tensor_count(input);
+    const char **names = malloc((n ? (size_t)n : 1) * sizeof *names);
+    if (!names)
+        return NULL;
+    for (int64_t i = 0; i < n; i++)
+        names[i] = ggtk_split_tensor(input, i, NULL)->name;
+    int64_t *order = quantize_name_order(names, n);
+    free(names);
     return order;
 }
 
@@ -166,13 +177,14 @@ static ggtk_status check_override_type(int type, const char *what,
                           quantize_type_name((ggtk_tensor_type)type));
 }
 
-ggtk_status quantize_rules_init(quantize_rules *rules, const ggtk_split *input,
-                                const inf_quantize_options *options, ggtk_error *err)
+ggtk_status quantize_rules_init(quantize_rules *rules, const quantize_model *model,
+                                bool tied_embeddings, const inf_quantize_options *options,
+                                ggtk_error *err)
 {
     memset(rules, 0, sizeof *rules);
     rules->options = options;
     rules->has_imatrix = options->imatrix != NULL;
-    rules->tied_embeddings = ggtk_split_find_tensor(input, "output.weight") < 0;
+    rules->tied_embeddings = tied_embeddings;
     if (!inf_quantize_file_type_supported(options->file_type)) {
         const char *name = inf_quantize_file_type_name(options->file_type);
         if (name)
@@ -183,7 +195,7 @@ ggtk_status quantize_rules_init(quantize_rules *rules, const ggtk_split *input,
                               (unsigned)options->file_type);
     }
     rules->base_type = quantize_file_type_tensor_type(options->file_type);
-    quantize_model_read(&rules->model, input);
+    rules->model = *model;
     ggtk_status status = check_override_type(options->output_type, "output type", err);
     if (status == GGTK_OK)
         status = check_override_type(options->embd_type, "token embedding type", err);

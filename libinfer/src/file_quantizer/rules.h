@@ -40,11 +40,13 @@ typedef struct quantize_choice {
     const char *rule;
 } quantize_choice;
 
-/* Validate `options` (file type, override types), read the model facts from `input` and compile
- * the patterns. Errors: USAGE with a message naming the bad option, NOMEM. Free with
- * quantize_rules_free(). */
-ggtk_status quantize_rules_init(quantize_rules *rules, const ggtk_split *input,
-                                const inf_quantize_options *options, ggtk_error *err);
+/* Validate `options` (file type, override types), take the model facts (quantize_model_read() for
+ * a file; the HF converter fills them from config.json) and compile the patterns.
+ * `tied_embeddings`: the model has no output.weight. Errors: USAGE with a message naming the bad
+ * option, NOMEM. Free with quantize_rules_free(). */
+ggtk_status quantize_rules_init(quantize_rules *rules, const quantize_model *model,
+                                bool tied_embeddings, const inf_quantize_options *options,
+                                ggtk_error *err);
 void quantize_rules_free(quantize_rules *rules);
 
 /* True when llama-quantize would convert this tensor at all (a weight matrix, not a norm, ...). */
@@ -61,6 +63,8 @@ int quantize_tensor_layer(const char *name);
  * then by name), which is the order its counters advance in: n indices into the file's tensors.
  * NULL when out of memory; free() it. */
 int64_t *quantize_tensor_order(const ggtk_split *input);
+/* The same order for `n` tensor names. */
+int64_t *quantize_name_order(const char *const *names, int64_t n);
 
 /* The type the rules give `info` before any fallback. Call it for every tensor in
  * quantize_tensor_order(): the mixture rules count attn_v and ffn_down tensors.
@@ -73,8 +77,14 @@ ggtk_status quantize_rules_choose(quantize_rules *rules, const ggtk_tensor_info 
 ggtk_status quantize_mix_choose(quantize_rules *rules, const ggtk_tensor_info *info,
                                 quantize_choice *choice, ggtk_error *err);
 
-/* Read the model facts the mixture rules need. */
+/* Read the model facts the mixture rules need from a file's metadata and tensor names. */
 void quantize_model_read(quantize_model *model, const ggtk_split *input);
+
+/* The same facts from their values, for a model that is not a GGUF file yet (the HF converter):
+ * init from the architecture's hyper-parameters, then count each tensor name once. */
+void quantize_model_init(quantize_model *model, const char *arch, uint64_t n_layer,
+                         uint64_t n_expert, uint64_t n_head, uint64_t n_head_kv);
+void quantize_model_count_tensor(quantize_model *model, const char *name);
 
 /* `wanted` when rows of `ncols` elements split into its blocks, else the type llama.cpp falls
  * back to (its table for K/IQ types, F16 otherwise). */

@@ -165,25 +165,36 @@ static mix_category name_category(const char *name)
     return CAT_OTHER;
 }
 
-void quantize_model_read(quantize_model *model, const ggtk_split *parts)
+void quantize_model_init(quantize_model *model, const char *arch, uint64_t n_layer,
+                         uint64_t n_expert, uint64_t n_head, uint64_t n_head_kv)
 {
-    const ggtk_file *input = ggtk_split_part(parts, 0); /* the model's metadata */
     memset(model, 0, sizeof *model);
-    const char *arch = "";
-    ggtk_get_string(input, "general.architecture", &arch);
     model->falcon = strcmp(arch, "falcon") == 0;
-    model->n_layer = arch_uint(input, arch, "block_count", 0);
-    model->n_expert = arch_uint(input, arch, "expert_count", 0);
-    uint64_t n_head = arch_uint(input, arch, "attention.head_count", 0);
-    uint64_t n_head_kv = arch_uint(input, arch, "attention.head_count_kv", n_head);
+    model->n_layer = n_layer;
+    model->n_expert = n_expert;
     model->n_gqa = n_head_kv ? n_head / n_head_kv : 0;
     for (size_t i = 0; i < sizeof models_70b / sizeof models_70b[0]; i++)
         if (strcmp(arch, models_70b[i].arch) == 0 && model->n_layer == models_70b[i].n_layer &&
             (!models_70b[i].needs_gqa || (n_head != n_head_kv && model->n_expert != 8)))
             model->is_70b = true;
+}
+
+void quantize_model_count_tensor(quantize_model *model, const char *name)
+{
+    model->n_attention_wv += name_category(name) == CAT_ATTN_V;
+}
+
+void quantize_model_read(quantize_model *model, const ggtk_split *parts)
+{
+    const ggtk_file *input = ggtk_split_part(parts, 0); /* the model's metadata */
+    const char *arch = "";
+    ggtk_get_string(input, "general.architecture", &arch);
+    uint64_t n_head = arch_uint(input, arch, "attention.head_count", 0);
+    quantize_model_init(model, arch, arch_uint(input, arch, "block_count", 0),
+                        arch_uint(input, arch, "expert_count", 0), n_head,
+                        arch_uint(input, arch, "attention.head_count_kv", n_head));
     for (int64_t i = 0; i < ggtk_split_tensor_count(parts); i++)
-        model->n_attention_wv +=
-            name_category(ggtk_split_tensor(parts, i, NULL)->name) == CAT_ATTN_V;
+        quantize_model_count_tensor(model, ggtk_split_tensor(parts, i, NULL)->name);
 }
 
 /* llama.cpp's use_more_bits: the first and last eighth of `n`, and every third one between. */
