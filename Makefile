@@ -15,7 +15,7 @@ ARCH     := $(shell uname -m)
 CFLAGS_ALL := -std=c11 $(OPT) -g -Wall -Wextra -ffp-contract=off -D_GNU_SOURCE -fPIC -fvisibility=hidden -fopenmp \
               -pthread -MMD -MP -Ilibgguf/include -Ilibinfer/include -Ilibinfer/src -Itools/common \
               $(CFLAGS)
-LIB_LDLIBS := -lxxhash -lm -fopenmp -pthread
+LIB_LDLIBS := -ljansson -lxxhash -lm -fopenmp -pthread
 LDLIBS_ALL := -ljansson -lxxhash -lz -lm -fopenmp -pthread $(LDLIBS)
 
 ifeq ($(SAN),1)
