@@ -25,19 +25,30 @@ static ggtk_file *open_model(const char *path)
     return f;
 }
 
-TEST(test_convert_tokenizer_smollm_round_trip_keeps_every_tokenizer_key)
+static void check_round_trip(const char *model, const char *name)
 {
-    ggtk_file *original = open_model(test_model_path());
+    ggtk_file *original = open_model(model);
     CHECK(original);
-    const char *dir = ct_dir("smollm_hf");
+    const char *dir = ct_dir(name);
     ggtk_error err = {0};
     CHECK_MSG(convert_tokenizer_to_hf(original, dir, &err), "%s", err.message);
-    ggtk_file *back = ct_from_hf(dir, "smollm_back", &err);
+    ggtk_file *back = ct_from_hf(dir, name, &err);
     CHECK_MSG(back, "%s", err.message);
     const char *diff = ct_tokenizer_keys_differ(original, back);
     CHECK_MSG(*diff == '\0', "%s", diff);
     ggtk_close(back);
     ggtk_close(original);
+}
+
+TEST(test_convert_tokenizer_smollm_round_trip_keeps_every_tokenizer_key)
+{
+    check_round_trip(test_model_path(), "smollm_round_trip");
+}
+
+/* SentencePiece: tokenizer.model, added_tokens_decoder and the flags carry the file's keys */
+TEST(test_convert_tokenizer_gemma3_round_trip_keeps_every_tokenizer_key)
+{
+    check_round_trip(ct_gemma_path(), "gemma3_round_trip");
 }
 
 /* Our ids of every corpus text (PARSE_SPECIAL; with ADD_SPECIAL too when `add_special`) into

@@ -50,11 +50,13 @@ static const char *check_family(const char *dir, const char *name, const char *p
     const char *diff = expected ? ct_tokenizer_keys_differ(expected, got) : err.message;
     snprintf(msg, sizeof msg, "%s%s%s", *diff ? name : "", *diff ? ": " : "", diff);
     if (!*diff) {
-        /* back to HF and to GGUF again: the same keys */
+        /* back to HF and to GGUF again: the same keys. config.json (the model's, written by the
+         * rest of the converter) comes along: its vocab_size restores the [PAD<id>] tail. */
         char back_dir[1200];
         snprintf(back_dir, sizeof back_dir, "%s/%s_back", dir, name);
-        char cmd[1300];
-        snprintf(cmd, sizeof cmd, "mkdir -p %s", back_dir);
+        char cmd[5000];
+        snprintf(cmd, sizeof cmd, "mkdir -p %s && { ! test -f %s/config.json || cp %s/config.json %s/; }", back_dir,
+                 folder, folder, back_dir);
         ggtk_file *again = system(cmd) == 0 && convert_tokenizer_to_hf(got, back_dir, &err)
                                ? ct_from_hf(back_dir, "again", &err) : NULL;
         diff = again ? ct_tokenizer_keys_differ(got, again) : err.message;

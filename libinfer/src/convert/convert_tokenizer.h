@@ -23,8 +23,11 @@
 bool convert_tokenizer_from_hf(const char *hf_dir, ggtk_writer *w, ggtk_error *err);
 
 /* Write `gguf`'s tokenizer as out_dir/tokenizer.json, tokenizer_config.json and
- * special_tokens_map.json, each atomically (a temporary file renamed into place). The folder must
- * exist. On failure returns false with *err set, and no file of a failed write is left behind. */
+ * special_tokens_map.json, and for a SentencePiece vocabulary also tokenizer.model (and
+ * added_tokens.json when it has user-defined added tokens), each atomically (a temporary file
+ * renamed into place). The folder must exist. Every file is built before the first is written,
+ * so a bad vocabulary writes nothing; an I/O failure may leave the files written before it.
+ * Returns false with *err set on failure. */
 bool convert_tokenizer_to_hf(const ggtk_file *gguf, const char *out_dir, ggtk_error *err);
 
 #endif /* CONVERT_TOKENIZER_H */

@@ -40,6 +40,15 @@ json_t *export_token_string(const gguf_tokenizer *t, uint64_t id, ggtk_error *er
 /* Whether token `id` is listed in tokenizer.json's added_tokens (and how, in *special). */
 bool export_token_is_added(const gguf_tokenizer *t, uint64_t id, bool *special);
 
+/* Where a SentencePiece token that came from added tokens is listed so that reading the folder
+ * back types it again: tokens with the reference's added-token score (-1000) go to
+ * tokenizer_config.json's added_tokens_decoder (CONTROL) or added_tokens.json (USER_DEFINED, kept
+ * verbatim); every other token is a piece of tokenizer.model only. */
+typedef enum export_added_list { EXPORT_NOT_LISTED, EXPORT_IN_DECODER, EXPORT_IN_ADDED_TOKENS_JSON } export_added_list;
+export_added_list export_spm_listed_added(const gguf_tokenizer *t, uint64_t id);
+/* Write tokenizer.model (SentencePiece ModelProto) for `t` to `path`, atomically. */
+bool export_spm_model(const gguf_tokenizer *t, const char *path, ggtk_error *err);
+
 /* tokenizer.json for the vocabulary (BPE model; for SentencePiece the Gemma kind: byte fallback,
  * merges ranked by the merged piece's score). */
 json_t *export_tokenizer_json(const gguf_tokenizer *t, ggtk_error *err);

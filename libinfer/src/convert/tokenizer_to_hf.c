@@ -1,5 +1,6 @@
 /* tokenizer_to_hf.c - GGUF -> HF for the tokenizer: reads the tokenizer.* keys once, builds
- * tokenizer.json, tokenizer_config.json and special_tokens_map.json, and writes each atomically.
+ * tokenizer.json, tokenizer_config.json and special_tokens_map.json (for SentencePiece also
+ * tokenizer.model and, when needed, added_tokens.json), and writes each atomically.
  * tokenizer_config.json carries what the reverse conversion reads back (add_*_token flags,
  * add_prefix_space, the special tokens by text, clean_up_tokenization_spaces, the chat
  * templates), so HF -> GGUF of the written folder gives the file's keys again. */
@@ -130,6 +131,39 @@ bool export_token_is_added(const gguf_tokenizer *t, uint64_t id, bool *special)
     return *special || type == TOK_USER_DEFINED;
 }
 
+export_added_list export_spm_listed_added(const gguf_tokenizer *t, uint64_t id)
+{
+    int32_t type = export_token_type(t, id);
+    if (!t->spm || !t->scores || t->scores[id] != -1000.0f) {
+        return EXPORT_NOT_LISTED;
+    }
+    return type == TOK_CONTROL ? EXPORT_IN_DECODER : type == TOK_USER_DEFINED ? EXPORT_IN_ADDED_TOKENS_JSON : EXPORT_NOT_LISTED;
+}
+
+/* For SentencePiece, added_tokens.json's {text: id} of the user-defined added tokens; NULL when
+ * there are none (or for byte-level BPE). */
+static json_t *added_tokens_json(const gguf_tokenizer *t, ggtk_error *err)
+{
+    json_t *added = json_object();
+    for (uint64_t id = 0; added && id < t->n_tokens; id++) {
+        if (export_spm_listed_added(t, id) != EXPORT_IN_ADDED_TOKENS_JSON) {
+            continue;
+        }
+        json_t *text = export_token_string(t, id, err);
+        if (!text) {
+            json_decref(added);
+            return NULL;
+        }
+        json_object_set_new(added, json_string_value(text), json_integer((json_int_t)id));
+        json_decref(text);
+    }
+    if (added && json_object_size(added) == 0) {
+        json_decref(added);
+        added = NULL;
+    }
+    return added;
+}
+
 /* tokenizer_config.json's "chat_template": the string, or the list of named templates. */
 static json_t *chat_template(const ggtk_file *file)
 {
@@ -177,9 +211,11 @@ static json_t *added_tokens_decoder(const gguf_tokenizer *t, ggtk_error *err)
     json_t *decoder = json_object();
     for (uint64_t id = 0; decoder && id < t->n_tokens; id++) {
         bool special;
-        if (!export_token_is_added(t, id, &special)) {
+        bool listed = t->spm ? export_spm_listed_added(t, id) == EXPORT_IN_DECODER : export_token_is_added(t, id, &special);
+        if (!listed) {
             continue;
         }
+        special = t->spm || special;
         json_t *text = export_token_string(t, id, err);
         if (!text) {
             json_decref(decoder);
@@ -245,10 +281,20 @@ bool convert_tokenizer_to_hf(const ggtk_file *gguf, const char *out_dir, ggtk_er
     json_t *tokenizer = export_tokenizer_json(&t, err);
     json_t *config = tokenizer ? tokenizer_config(&t, gguf, err) : NULL;
     json_t *map = config ? special_tokens_by_text(&t, err) : NULL;
-    bool ok = map && save(tokenizer, out_dir, "tokenizer.json", err) &&
-              save(config, out_dir, "tokenizer_config.json", err) && save(map, out_dir, "special_tokens_map.json", err);
+    ggtk_error added_err = {0};
+    json_t *added = map ? added_tokens_json(&t, &added_err) : NULL;
+    bool ok = map && added_err.status == GGTK_OK;
+    if (map && !ok && err) {
+        *err = added_err;
+    }
+    char *model_path = conv_path(out_dir, "tokenizer.model");
+    ok = ok && model_path && save(tokenizer, out_dir, "tokenizer.json", err) &&
+         save(config, out_dir, "tokenizer_config.json", err) && save(map, out_dir, "special_tokens_map.json", err) &&
+         (!added || save(added, out_dir, "added_tokens.json", err)) && (!t.spm || export_spm_model(&t, model_path, err));
+    free(model_path);
     json_decref(tokenizer);
     json_decref(config);
     json_decref(map);
+    json_decref(added);
     return ok;
 }
