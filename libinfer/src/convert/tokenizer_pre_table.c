@@ -95,7 +95,7 @@ static bool normalise_into(const json_t *pre, json_t *steps)
         copy = json_pack("{s:s, s:b, s:b}", "type", "ByteLevel", "add_prefix_space",
                          flag_or(pre, "add_prefix_space", true), "use_regex", flag_or(pre, "use_regex", true));
     } else {
-        copy = json_deep_copy(pre);
+        copy = pre ? json_deep_copy(pre) : json_null(); /* a missing pre_tokenizer reads as null */
         if (json_is_object(copy)) {
             json_object_del(copy, "trim_offsets");
         }
