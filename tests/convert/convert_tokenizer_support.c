@@ -87,3 +87,10 @@ const char *ct_gemma_path(void)
     static const char *path = "models/gemma-3-270m-q4_k_m.gguf";
     return access(path, R_OK) == 0 ? path : NULL;
 }
+
+void ct_need_sentencepiece(void)
+{
+    if (test_run(NULL, "python3 -c 'import sentencepiece'") != 0) {
+        SKIP("PyPI sentencepiece is not installed (pip install -r tests/requirements.txt)");
+    }
+}

@@ -18,6 +18,8 @@ const char *ct_dir(const char *name);
 bool ct_write(const char *dir, const char *file, const char *text);
 /* Compare every tokenizer.* key of a and b; "" when equal, else the first difference (static). */
 const char *ct_tokenizer_keys_differ(const ggtk_file *a, const ggtk_file *b);
+/* Skip the running test when PyPI sentencepiece (tests/requirements.txt) cannot be imported. */
+void ct_need_sentencepiece(void);
 /* The GGUF Gemma 3 test model, or NULL when absent. */
 const char *ct_gemma_path(void);
 

@@ -51,16 +51,15 @@ TEST(test_convert_tokenizer_gemma3_round_trip_keeps_every_tokenizer_key)
     check_round_trip(ct_gemma_path(), "gemma3_round_trip");
 }
 
-/* Our ids of every corpus text (PARSE_SPECIAL; with ADD_SPECIAL too when `add_special`) into
- * NAME.ids beside it; the number of texts, or -1. */
-static int write_our_ids(const inf_vocab *v, const char *dir, bool add_special)
+/* Our ids of every corpus text, tokenized with `flags`, into NAME.ids beside it; the number of
+ * texts, or -1. */
+static int write_our_ids(const inf_vocab *v, const char *dir, unsigned flags)
 {
     char path[2048];
     size_t size;
     snprintf(path, sizeof path, "%s/list.txt", dir);
     char *list = vt_read_file(path, &size);
     int count = 0;
-    unsigned flags = INF_TOKENIZE_PARSE_SPECIAL | (add_special ? INF_TOKENIZE_ADD_SPECIAL : 0);
     for (char *name = list ? strtok(list, "\n") : NULL; name; name = strtok(NULL, "\n"), count++) {
         snprintf(path, sizeof path, "%s/%s", dir, name);
         char *text = vt_read_file(path, &size);
@@ -87,9 +86,10 @@ static int write_our_ids(const inf_vocab *v, const char *dir, bool add_special)
     return read ? count : -1;
 }
 
-/* Export `model`'s tokenizer and compare `tokenizers`' ids with ours on the shared tokenizer
- * corpus plus this folder's own texts (tests/convert/py/tokenizer_corpus.py). */
-static void check_parity(const char *model, const char *name, bool add_special)
+/* Export `model`'s tokenizer and compare the ids of `tokenizers` (or of sentencepiece, `oracle`
+ * "--sentencepiece") with ours tokenizing with `flags`, on the shared tokenizer corpus plus this
+ * folder's own texts (tests/convert/py/tokenizer_corpus.py). */
+static void check_parity(const char *model, const char *name, unsigned flags, const char *oracle)
 {
     ggtk_file *file = open_model(model);
     CHECK(file);
@@ -107,10 +107,9 @@ static void check_parity(const char *model, const char *name, bool add_special)
     int status = test_run(&output, "python3 tests/convert/py/tokenizer_corpus.py %s", corpus);
     CHECK_MSG(status == 0, "tokenizer_corpus.py exited %d: %s", status, output);
     free(output);
-    int texts = write_our_ids(v, corpus, add_special);
+    int texts = write_our_ids(v, corpus, flags);
     CHECK_MSG(texts > 100, "tokenized %d corpus texts", texts);
-    status = test_run(&output, "python3 tests/convert/py/tokenizer_parity.py %s %s %s", dir, corpus,
-                      add_special ? "--add-special" : "");
+    status = test_run(&output, "python3 tests/convert/py/tokenizer_parity.py %s %s %s", dir, corpus, oracle);
     CHECK_MSG(status == 0, "tokenizer_parity.py exited %d:\n%s", status, output);
     fprintf(stderr, "    %s", output);
     free(output);
@@ -120,10 +119,17 @@ static void check_parity(const char *model, const char *name, bool add_special)
 
 TEST(test_convert_tokenizer_smollm_export_tokenizes_like_our_vocabulary)
 {
-    check_parity(test_model_path(), "smollm_parity", false);
+    check_parity(test_model_path(), "smollm_parity", INF_TOKENIZE_PARSE_SPECIAL, "");
 }
 
 TEST(test_convert_tokenizer_gemma3_export_tokenizes_like_our_vocabulary)
 {
-    check_parity(ct_gemma_path(), "gemma3_parity", true);
+    check_parity(ct_gemma_path(), "gemma3_parity", INF_TOKENIZE_PARSE_SPECIAL | INF_TOKENIZE_ADD_SPECIAL, "--add-special");
+}
+
+/* the exported tokenizer.model is a SentencePiece model that tokenizes as our vocabulary does */
+TEST(test_convert_tokenizer_gemma3_sentencepiece_export_tokenizes_like_our_vocabulary)
+{
+    ct_need_sentencepiece();
+    check_parity(ct_gemma_path(), "gemma3_spm_parity", 0, "--sentencepiece");
 }

@@ -15,6 +15,7 @@
 
 static const char *families_dir(void)
 {
+    ct_need_sentencepiece();
     static char dir[1024];
     snprintf(dir, sizeof dir, "%s/families", test_tmpdir());
     char *output = NULL;

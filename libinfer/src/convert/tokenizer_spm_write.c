@@ -1,6 +1,7 @@
 /* tokenizer_spm_write.c - tokenizer.model for a SentencePiece vocabulary: a ModelProto with one
  * piece per token (text, score, type), a BPE trainer spec with byte fallback and an identity
  * normalizer that escapes spaces, adding the dummy prefix as tokenizer.ggml.add_space_prefix says.
+ * PyPI sentencepiece loads it and tokenizes as libinfer's vocabulary does.
  * The piece types are chosen so that reading the folder back gives the file's token types:
  * tokens that tokenizer_config.json or added_tokens.json will type anyway get a type
  * SentencePiece accepts (the unknown id UNKNOWN, control tokens CONTROL, others USER_DEFINED). */
@@ -75,10 +76,27 @@ static void put_length_delimited(pb_buffer *b, uint32_t field, const void *data,
     put_bytes(b, data, n);
 }
 
+/* A piece's text: user-defined pieces are matched on the escaped text, so their spaces (which
+ * the GGUF stores as spaces) are written back as U+2581. */
+static void put_piece_text(pb_buffer *piece, const ggtk_string *text, int32_t type)
+{
+    if (type != TOK_USER_DEFINED || !memchr(text->data, ' ', text->len)) {
+        put_length_delimited(piece, PIECE_TEXT, text->data, text->len);
+        return;
+    }
+    pb_buffer escaped = {0};
+    for (uint64_t i = 0; i < text->len; i++) {
+        put_bytes(&escaped, text->data[i] == ' ' ? "\xe2\x96\x81" : &text->data[i], text->data[i] == ' ' ? 3 : 1);
+    }
+    piece->failed |= escaped.failed;
+    put_length_delimited(piece, PIECE_TEXT, escaped.data, escaped.len);
+    free(escaped.data);
+}
+
 static void put_piece(pb_buffer *b, const ggtk_string *text, float score, int32_t type)
 {
     pb_buffer piece = {0};
-    put_length_delimited(&piece, PIECE_TEXT, text->data, text->len);
+    put_piece_text(&piece, text, type);
     put_key(&piece, PIECE_SCORE, WIRE_FIXED32);
     uint32_t bits;
     memcpy(&bits, &score, sizeof bits);

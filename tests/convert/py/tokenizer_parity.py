@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Check that PyPI `tokenizers` loading an exported tokenizer.json gives our ids.
+"""Check that PyPI `tokenizers` loading an exported tokenizer.json (or PyPI `sentencepiece`
+loading an exported tokenizer.model) gives our ids.
 
-Usage: tokenizer_parity.py HF_DIR CORPUS_DIR [--add-special]
+Usage: tokenizer_parity.py HF_DIR CORPUS_DIR [--add-special | --sentencepiece]
 For every NAME in CORPUS_DIR/list.txt, NAME holds a text and NAME.ids our ids (one a line, from
-libinfer's vocabulary with special tokens parsed, and BOS/EOS added when --add-special). The
-tokenizer is HF_DIR/tokenizer.json exactly as written, nothing configured here. Exits 0 and prints
-what was compared when every text gives the same ids; else prints the first difference of each
+libinfer's vocabulary: with special tokens parsed for `tokenizers`, and BOS/EOS added when
+--add-special; without either for sentencepiece, which never parses control tokens). The
+tokenizer is HF_DIR's file exactly as written, nothing configured here. Exits 0 and prints what
+was compared when every text gives the same ids; else prints the first difference of each
 differing text (at most 10) and exits 1.
 """
 import os
@@ -14,12 +16,34 @@ import sys
 from tokenizers import Tokenizer
 
 
+class SentencePieceTokenizer:
+    """The two calls of `tokenizers`' Tokenizer used below, on a SentencePieceProcessor."""
+
+    class Encoding:
+        def __init__(self, ids):
+            self.ids = ids
+
+    def __init__(self, sp):
+        self.sp = sp
+
+    def encode(self, text, add_special_tokens):
+        return self.Encoding(self.sp.encode(text))
+
+    def id_to_token(self, i):
+        return self.sp.id_to_piece(i)
+
+
 def main(argv):
     if len(argv) not in (3, 4):
         print(__doc__, file=sys.stderr)
         return 2
     add_special = len(argv) == 4 and argv[3] == "--add-special"
-    tokenizer = Tokenizer.from_file(os.path.join(argv[1], "tokenizer.json"))
+    if len(argv) == 4 and argv[3] == "--sentencepiece":
+        import sentencepiece
+        tokenizer = SentencePieceTokenizer(sentencepiece.SentencePieceProcessor(
+            model_file=os.path.join(argv[1], "tokenizer.model")))
+    else:
+        tokenizer = Tokenizer.from_file(os.path.join(argv[1], "tokenizer.json"))
     corpus = argv[2]
     with open(os.path.join(corpus, "list.txt")) as f:
         names = [line.strip() for line in f if line.strip()]
