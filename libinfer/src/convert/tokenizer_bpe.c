@@ -10,41 +10,10 @@
 
 #include "convert/tokenizer_pre_table.h"
 
-#define SPM_SPACE "\xe2\x96\x81" /* U+2581, SentencePiece's visible space */
-#define GPT2_SPACE "\xc4\xa0"    /* U+0120, byte-level BPE's space */
-
 static bool fail(ggtk_error *err, ggtk_status status, const char *fmt, const char *path, const char *what)
 {
     ggtk_error_set(err, status, GGTK_NO_OFFSET, fmt, path, what);
     return false;
-}
-
-/* `text` with every occurrence of `from` replaced by `to` (malloc'd). */
-static char *replace_all(const char *text, const char *from, const char *to)
-{
-    size_t nf = strlen(from), nt = strlen(to), count = 0;
-    for (const char *p = strstr(text, from); p; p = strstr(p + nf, from)) {
-        count++;
-    }
-    char *out = malloc(strlen(text) + count * (nt > nf ? nt - nf : 0) + 1);
-    if (!out) {
-        return NULL;
-    }
-    char *o = out;
-    for (const char *p = text;;) {
-        const char *hit = strstr(p, from);
-        size_t n = hit ? (size_t)(hit - p) : strlen(p);
-        memcpy(o, p, n);
-        o += n;
-        if (!hit) {
-            break;
-        }
-        memcpy(o, to, nt);
-        o += nt;
-        p = hit + nf;
-    }
-    *o = '\0';
-    return out;
 }
 
 /* An id from the files: an integer in 0..INT32_MAX, else -1. */
@@ -120,7 +89,7 @@ static bool fill_tokens(const json_t *vocab, const json_t *added, const char *pa
         bool special = json_is_true(json_object_get(value, "special"));
         bool control = special || conv_token_looks_special(content);
         /* user-defined tokens are stored pre-normalized: SentencePiece's visible space as a space */
-        char *text = control ? strdup(content) : replace_all(content, SPM_SPACE, " ");
+        char *text = control ? strdup(content) : conv_replace_all(content, CONV_SPM_SPACE, " ");
         if (!put_token(v, id, text, control ? TOK_CONTROL : TOK_USER_DEFINED, err)) {
             return false;
         }
@@ -135,7 +104,7 @@ static char *merge_from_pair(const json_t *pair)
     if (json_array_size(pair) != 2 || !a || !b) {
         return NULL;
     }
-    char *ea = replace_all(a, " ", GPT2_SPACE), *eb = replace_all(b, " ", GPT2_SPACE);
+    char *ea = conv_replace_all(a, " ", CONV_GPT2_SPACE), *eb = conv_replace_all(b, " ", CONV_GPT2_SPACE);
     char *out = ea && eb ? malloc(strlen(ea) + strlen(eb) + 2) : NULL;
     if (out) {
         strcpy(out, ea);

@@ -137,3 +137,30 @@ bool conv_token_looks_special(const char *text)
     return starts_ends(text, len, "<|", "|>") || starts_ends(text, len, "<\xef\xbd\x9c", "\xef\xbd\x9c>") ||
            starts_ends(text, len, "<unused", ">");
 }
+
+char *conv_replace_all(const char *text, const char *from, const char *to)
+{
+    size_t nf = strlen(from), nt = strlen(to), count = 0;
+    for (const char *p = strstr(text, from); p; p = strstr(p + nf, from)) {
+        count++;
+    }
+    char *out = malloc(strlen(text) + count * (nt > nf ? nt - nf : 0) + 1);
+    if (!out) {
+        return NULL;
+    }
+    char *o = out;
+    for (const char *p = text;;) {
+        const char *hit = strstr(p, from);
+        size_t n = hit ? (size_t)(hit - p) : strlen(p);
+        memcpy(o, p, n);
+        o += n;
+        if (!hit) {
+            break;
+        }
+        memcpy(o, to, nt);
+        o += nt;
+        p = hit + nf;
+    }
+    *o = '\0';
+    return out;
+}

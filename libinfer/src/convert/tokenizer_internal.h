@@ -13,6 +13,9 @@
 #include <ggtk/error.h>
 #include <ggtk/gguf.h>
 
+#define CONV_SPM_SPACE "\xe2\x96\x81" /* U+2581, SentencePiece's visible space */
+#define CONV_GPT2_SPACE "\xc4\xa0"    /* U+0120, byte-level BPE's space */
+
 /* Token types as tokenizer.ggml.token_type stores them. */
 enum { TOK_NORMAL = 1, TOK_UNKNOWN = 2, TOK_CONTROL = 3, TOK_USER_DEFINED = 4, TOK_UNUSED = 5, TOK_BYTE = 6 };
 
@@ -34,6 +37,8 @@ void conv_vocab_free(conv_vocab *v);
  * reference converter names the ids a tokenizer leaves out. */
 bool conv_vocab_fill_pads(conv_vocab *v, float pad_score);
 
+/* `text` with every `from` replaced by `to`, malloc'd; NULL when out of memory. */
+char *conv_replace_all(const char *text, const char *from, const char *to);
 /* "dir/name" into a malloc'd string; NULL when out of memory. */
 char *conv_path(const char *dir, const char *name);
 /* Whether `path` is a regular file. */

@@ -12,8 +12,6 @@
 #include "convert/tokenizer_internal.h"
 #include "convert/tokenizer_pre_table.h"
 
-#define SPM_SPACE "\xe2\x96\x81"
-
 static bool is_placeholder(const gguf_tokenizer *t, uint64_t id)
 {
     char name[32];
@@ -138,18 +136,18 @@ static json_t *post_processor(const gguf_tokenizer *t)
 
 static json_t *spm_normalizer(const gguf_tokenizer *t)
 {
-    json_t *replace = json_pack("{s:s, s:{s:s}, s:s}", "type", "Replace", "pattern", "String", " ", "content", SPM_SPACE);
+    json_t *replace = json_pack("{s:s, s:{s:s}, s:s}", "type", "Replace", "pattern", "String", " ", "content", CONV_SPM_SPACE);
     if (t->add_space_prefix == 0) {
         return replace;
     }
     /* llama.cpp's SentencePiece vocabularies add the space prefix unless told not to */
     return json_pack("{s:s, s:[{s:s, s:s}, o]}", "type", "Sequence", "normalizers", "type", "Prepend", "prepend",
-                     SPM_SPACE, replace);
+                     CONV_SPM_SPACE, replace);
 }
 
 static json_t *spm_decoder(const gguf_tokenizer *t)
 {
-    json_t *steps = json_pack("[{s:s, s:{s:s}, s:s}, {s:s}, {s:s}]", "type", "Replace", "pattern", "String", SPM_SPACE,
+    json_t *steps = json_pack("[{s:s, s:{s:s}, s:s}, {s:s}, {s:s}]", "type", "Replace", "pattern", "String", CONV_SPM_SPACE,
                               "content", " ", "type", "ByteFallback", "type", "Fuse");
     if (t->add_space_prefix != 0) {
         json_array_append_new(steps, json_pack("{s:s, s:s, s:i, s:i}", "type", "Strip", "content", " ", "start", 1, "stop", 0));

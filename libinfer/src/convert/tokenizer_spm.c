@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SPM_SPACE "\xe2\x96\x81"
-
 enum { WIRE_VARINT = 0, WIRE_FIXED64 = 1, WIRE_BYTES = 2, WIRE_FIXED32 = 5 };
 enum { MODEL_MAX_BYTES = 1 << 30 };
 
@@ -263,16 +261,10 @@ static bool override_token(conv_vocab *v, int64_t id, const char *text, bool con
     if (id < 0 || (uint64_t)id >= v->n_tokens) {
         return true; /* the reference ignores ids past the vocabulary */
     }
-    char *copy = strdup(text);
+    /* user-defined tokens are stored pre-normalized: the visible space as a space */
+    char *copy = control ? strdup(text) : conv_replace_all(text, CONV_SPM_SPACE, " ");
     if (!copy) {
         return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory"), false;
-    }
-    if (!control) {
-        /* user-defined tokens are stored pre-normalized: the visible space as a space */
-        for (char *p = strstr(copy, SPM_SPACE); p; p = strstr(p, SPM_SPACE)) {
-            *p = ' ';
-            memmove(p + 1, p + 3, strlen(p + 3) + 1);
-        }
     }
     free(v->tokens[id]);
     v->tokens[id] = copy;

@@ -86,7 +86,7 @@ static void put_piece_text(pb_buffer *piece, const ggtk_string *text, int32_t ty
     }
     pb_buffer escaped = {0};
     for (uint64_t i = 0; i < text->len; i++) {
-        put_bytes(&escaped, text->data[i] == ' ' ? "\xe2\x96\x81" : &text->data[i], text->data[i] == ' ' ? 3 : 1);
+        put_bytes(&escaped, text->data[i] == ' ' ? CONV_SPM_SPACE : &text->data[i], text->data[i] == ' ' ? 3 : 1);
     }
     piece->failed |= escaped.failed;
     put_length_delimited(piece, PIECE_TEXT, escaped.data, escaped.len);
