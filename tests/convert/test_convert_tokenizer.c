@@ -1,6 +1,7 @@
 /* test_convert_tokenizer.c - the tokenizer converter on the real models: GGUF -> HF -> GGUF gives
  * the tokenizer keys of the original file, and PyPI `tokenizers` loading the exported
  * tokenizer.json gives our vocabulary's ids on a varied corpus. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,4 +133,62 @@ TEST(test_convert_tokenizer_gemma3_sentencepiece_export_tokenizes_like_our_vocab
 {
     ct_need_sentencepiece();
     check_parity(ct_gemma_path(), "gemma3_spm_parity", 0, "--sentencepiece");
+}
+
+static int unknown_tokens(const ggtk_file *f)
+{
+    const ggtk_array *types;
+    int count = 0;
+    if (ggtk_get_array(f, "tokenizer.ggml.token_type", &types) == GGTK_OK && types->elem_type == GGTK_VALUE_INT32) {
+        for (uint64_t i = 0; i < types->count; i++) {
+            count += ((const int32_t *)types->data)[i] == INF_TOKEN_UNKNOWN;
+        }
+    }
+    return count;
+}
+
+/* The vocabulary files of llama.cpp's tokenizer tests (../shared/testdata/vocab, or the folder
+ * named by CONVERT_TOKENIZER_VOCABS): each goes GGUF -> HF -> GGUF unchanged, and its export
+ * tokenizes the corpus as our vocabulary does (and, for SentencePiece, so does its
+ * tokenizer.model). */
+TEST(test_convert_tokenizer_llama_cpp_vocab_files_round_trip_and_tokenize_alike)
+{
+    const char *dir = getenv("CONVERT_TOKENIZER_VOCABS");
+    char shared[1024];
+    if (!dir && test_shared_data()) {
+        snprintf(shared, sizeof shared, "%s/vocab", test_shared_data());
+        dir = shared;
+    }
+    DIR *d = dir ? opendir(dir) : NULL;
+    if (!d) {
+        SKIP("no vocabulary folder (../shared/testdata/vocab or CONVERT_TOKENIZER_VOCABS)");
+    }
+    struct dirent *e;
+    int files = 0;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n < 6 || strcmp(e->d_name + n - 5, ".gguf") != 0) {
+            continue;
+        }
+        char path[2048], name[300];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        snprintf(name, sizeof name, "%.*s", (int)(n - 5), e->d_name);
+        fprintf(stderr, "    %s\n", e->d_name);
+        check_round_trip(path, name);
+        ggtk_file *f = ggtk_open(path, GGTK_OPEN_METADATA, NULL);
+        const char *model = NULL;
+        bool spm = f && ggtk_get_string(f, "tokenizer.ggml.model", &model) == GGTK_OK && strcmp(model, "llama") == 0 &&
+                   unknown_tokens(f) <= 1; /* SentencePiece refuses a model with two UNKNOWN pieces */
+        ggtk_close(f);
+        strcat(name, "_parity");
+        check_parity(path, name, INF_TOKENIZE_PARSE_SPECIAL, "");
+        if (spm) {
+            ct_need_sentencepiece();
+            strcat(name, "_spm");
+            check_parity(path, name, 0, "--sentencepiece");
+        }
+        files++;
+    }
+    closedir(d);
+    CHECK_MSG(files > 0, "no .gguf file in %s", dir);
 }
