@@ -2,6 +2,7 @@
 #include "convert_tokenizer_support.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 
 #include "convert/convert_tokenizer.h"
 #include "test.h"
+#include "vocab/vocab_test_support.h"
 
 ggtk_file *ct_from_hf(const char *dir, const char *name, ggtk_error *err)
 {
@@ -93,4 +95,53 @@ void ct_need_sentencepiece(void)
     if (test_run(NULL, "python3 -c 'import sentencepiece'") != 0) {
         SKIP("PyPI sentencepiece is not installed (pip install -r tests/requirements.txt)");
     }
+}
+
+int ct_write_ids(const inf_vocab *v, const char *dir, unsigned flags)
+{
+    char path[2048];
+    size_t size;
+    snprintf(path, sizeof path, "%s/list.txt", dir);
+    char *list = vt_read_file(path, &size);
+    int count = 0;
+    for (char *name = list ? strtok(list, "\n") : NULL; name; name = strtok(NULL, "\n"), count++) {
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        char *text = vt_read_file(path, &size);
+        inf_token *ids = NULL;
+        size_t n = 0;
+        if (!text || inf_vocab_tokenize(v, text, size, flags, &ids, &n, NULL) != GGTK_OK) {
+            free(text);
+            free(list);
+            return -1;
+        }
+        snprintf(path, sizeof path, "%s/%s.ids", dir, name);
+        FILE *f = fopen(path, "w");
+        for (size_t i = 0; f && i < n; i++) {
+            fprintf(f, "%d\n", (int)ids[i]);
+        }
+        if (f) {
+            fclose(f);
+        }
+        free(ids);
+        free(text);
+    }
+    bool read = list != NULL;
+    free(list);
+    return read ? count : -1;
+}
+
+bool ct_make_corpus(char *dir, size_t size)
+{
+    const char *shared = vt_make_corpus("tokenizer_corpus");
+    if (!shared) {
+        return false;
+    }
+    snprintf(dir, size, "%s", shared);
+    char *output = NULL;
+    int status = test_run(&output, "python3 tests/convert/py/tokenizer_corpus.py %s", dir);
+    if (status != 0) {
+        test_fail(__FILE__, __LINE__, "tokenizer_corpus.py exited %d: %s", status, output);
+    }
+    free(output);
+    return status == 0;
 }

@@ -52,41 +52,6 @@ TEST(test_convert_tokenizer_gemma3_round_trip_keeps_every_tokenizer_key)
     check_round_trip(ct_gemma_path(), "gemma3_round_trip");
 }
 
-/* Our ids of every corpus text, tokenized with `flags`, into NAME.ids beside it; the number of
- * texts, or -1. */
-static int write_our_ids(const inf_vocab *v, const char *dir, unsigned flags)
-{
-    char path[2048];
-    size_t size;
-    snprintf(path, sizeof path, "%s/list.txt", dir);
-    char *list = vt_read_file(path, &size);
-    int count = 0;
-    for (char *name = list ? strtok(list, "\n") : NULL; name; name = strtok(NULL, "\n"), count++) {
-        snprintf(path, sizeof path, "%s/%s", dir, name);
-        char *text = vt_read_file(path, &size);
-        inf_token *ids = NULL;
-        size_t n = 0;
-        if (!text || inf_vocab_tokenize(v, text, size, flags, &ids, &n, NULL) != GGTK_OK) {
-            free(text);
-            free(list);
-            return -1;
-        }
-        snprintf(path, sizeof path, "%s/%s.ids", dir, name);
-        FILE *f = fopen(path, "w");
-        for (size_t i = 0; f && i < n; i++) {
-            fprintf(f, "%d\n", (int)ids[i]);
-        }
-        if (f) {
-            fclose(f);
-        }
-        free(ids);
-        free(text);
-    }
-    bool read = list != NULL;
-    free(list);
-    return read ? count : -1;
-}
-
 /* Export `model`'s tokenizer and compare the ids of `tokenizers` (or of sentencepiece, `oracle`
  * "--sentencepiece") with ours tokenizing with `flags`, on the shared tokenizer corpus plus this
  * folder's own texts (tests/convert/py/tokenizer_corpus.py). */
@@ -101,16 +66,11 @@ static void check_parity(const char *model, const char *name, unsigned flags, co
     snprintf(dir, sizeof dir, "%s", ct_dir(name));
     ggtk_error err = {0};
     CHECK_MSG(convert_tokenizer_to_hf(file, dir, &err), "%s", err.message);
-    const char *shared = vt_make_corpus("tokenizer_corpus");
-    CHECK(shared);
-    snprintf(corpus, sizeof corpus, "%s", shared);
+    CHECK(ct_make_corpus(corpus, sizeof corpus));
     char *output = NULL;
-    int status = test_run(&output, "python3 tests/convert/py/tokenizer_corpus.py %s", corpus);
-    CHECK_MSG(status == 0, "tokenizer_corpus.py exited %d: %s", status, output);
-    free(output);
-    int texts = write_our_ids(v, corpus, flags);
+    int texts = ct_write_ids(v, corpus, flags);
     CHECK_MSG(texts > 100, "tokenized %d corpus texts", texts);
-    status = test_run(&output, "python3 tests/convert/py/tokenizer_parity.py %s %s %s", dir, corpus, oracle);
+    int status = test_run(&output, "python3 tests/convert/py/tokenizer_parity.py %s %s %s", dir, corpus, oracle);
     CHECK_MSG(status == 0, "tokenizer_parity.py exited %d:\n%s", status, output);
     fprintf(stderr, "    %s", output);
     free(output);

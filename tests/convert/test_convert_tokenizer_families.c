@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "convert/convert_tokenizer.h"
 #include "convert_tokenizer_support.h"
 #include "test.h"
+#include "vocab/vocab_test_support.h"
 
 static const char *families_dir(void)
 {
@@ -67,6 +69,52 @@ static const char *check_family(const char *dir, const char *name, const char *p
     ggtk_close(expected);
     ggtk_close(got);
     return msg;
+}
+
+/* The byte-level families whose pre-tokenizer our vocabulary runs: the GGUF converted from the
+ * folder tokenizes the corpus as `tokenizers` does with the folder's own tokenizer.json, and as
+ * it does with the tokenizer.json exported back from that GGUF. */
+TEST(test_convert_tokenizer_families_tokenize_like_their_tokenizer_json)
+{
+    static const char *const families[] = {"gpt2", "llama3", "qwen2", "smollm", "starcoder", "gpt4o", "tekken"};
+    const char *dir = families_dir();
+    CHECK(dir);
+    char families_path[1100], corpus[1024];
+    snprintf(families_path, sizeof families_path, "%s", dir);
+    CHECK(ct_make_corpus(corpus, sizeof corpus));
+    int compared = 0;
+    for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
+        char folder[1200], exported[1300], gguf_path[1300], err_text[512];
+        snprintf(folder, sizeof folder, "%s/%s", families_path, families[i]);
+        snprintf(exported, sizeof exported, "%s_exported", folder);
+        ggtk_error err = {0};
+        ggtk_file *f = ct_from_hf(folder, families[i], &err);
+        CHECK_MSG(f, "%s: %s", families[i], err.message);
+        snprintf(gguf_path, sizeof gguf_path, "%s", ggtk_path(f));
+        mkdir(exported, 0777);
+        bool ok = convert_tokenizer_to_hf(f, exported, &err);
+        ggtk_close(f);
+        CHECK_MSG(ok, "%s: %s", families[i], err.message);
+        inf_vocab *v = vt_load(gguf_path, err_text, sizeof err_text);
+        if (!v) {
+            fprintf(stderr, "    %s: not compared, our vocabulary does not run it: %s\n", families[i], err_text);
+            continue;
+        }
+        int texts = ct_write_ids(v, corpus, INF_TOKENIZE_PARSE_SPECIAL);
+        inf_vocab_free(v);
+        CHECK_MSG(texts > 100, "%s: tokenized %d texts", families[i], texts);
+        for (int round = 0; round < 2; round++) {
+            char *output = NULL;
+            int status = test_run(&output, "python3 tests/convert/py/tokenizer_parity.py %s %s", round ? exported : folder,
+                                  corpus);
+            CHECK_MSG(status == 0, "%s (%s): tokenizer_parity.py exited %d:\n%s", families[i], round ? "exported" : "original",
+                      status, output);
+            fprintf(stderr, "    %s (%s): %s", families[i], round ? "exported" : "original", output);
+            free(output);
+        }
+        compared++;
+    }
+    CHECK_MSG(compared >= 4, "only %d families compared", compared);
 }
 
 TEST(test_convert_tokenizer_families_match_the_reference_converter)

@@ -13,6 +13,7 @@ and the special ids, add_* flags and chat template from gguf-py's own SpecialVoc
 "NAME PRE" a line in OUTDIR/families.txt, PRE being the expected tokenizer.ggml.pre, or "refuse"
 for a pre-tokenizer no family has (then no .gguf is written).
 """
+import glob
 import json
 import logging
 import os
@@ -20,7 +21,7 @@ import sys
 
 import gguf
 import sentencepiece as spm
-from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, processors
+from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
 # Regexes as the families' tokenizer.json files spell them.
 CONTRACTIONS = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)"
@@ -53,12 +54,12 @@ DIGITS_THEN_BYTES = lambda: pre_tokenizers.Sequence([pre_tokenizers.Digits(indiv
 BPE_FAMILIES = {
     "gpt2": (lambda: byte_level(True), "gpt-2", {"string_merges": True}),
     "llama3": (lambda: split_then_bytes(LLAMA3), "llama-bpe", {"bos": "<|begin_of_text|>", "template_list": True,
-                                                             "config_vocab_pad": 5}),
+                                                             "config_vocab_pad": 5, "ignore_merges": True}),
     "qwen2": (lambda: split_then_bytes(QWEN2), "qwen2", {"clean": False, "jinja": True}),
     "smollm": (DIGITS_THEN_BYTES, "smollm", {"clean": False}),
     "starcoder": (DIGITS_THEN_BYTES, "starcoder", {"clean": True}),
     "gpt4o": (lambda: split_then_bytes(GPT4O), "gpt-4o", {}),
-    "tekken": (lambda: split_then_bytes(TEKKEN), "tekken", {}),
+    "tekken": (lambda: split_then_bytes(TEKKEN), "tekken", {"ignore_merges": True}),
     "roberta": (lambda: byte_level(True), "gpt-2", {"roberta": True}),
     "unknown": (lambda: split_then_bytes(r"\p{L}+|\p{N}+"), "refuse", {}),
 }
@@ -75,20 +76,32 @@ def write_json(path, value):
         json.dump(value, f, ensure_ascii=False, indent=1)
 
 
+def training_texts():
+    """Varied text to train the small BPE vocabularies on: the license texts every Debian system
+    has (as tests/vocab/py/make_corpus.py uses) and the fixed sample above."""
+    texts = [TEXT]
+    for path in sorted(glob.glob("/usr/share/common-licenses/*"))[:8]:
+        if os.path.isfile(path):
+            with open(path, "rb") as f:
+                texts.append(f.read().decode("utf-8", errors="replace"))
+    return texts
+
+
 def bpe_tokenizer(pre, settings):
-    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
-    merges = [("Ġ", "t"), ("h", "e"), ("Ġt", "he"), ("i", "n"), ("Ġ", "a"), ("e", "r"), ("o", "n"), ("1", "2")]
-    vocab = {"<|endoftext|>": 0}
-    for text in alphabet + [a + b for a, b in merges]:
-        vocab[text] = len(vocab)
-    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges))
+    """A byte-level BPE of 1500 tokens trained with the family's pre-tokenizer, so that its merges
+    cross every kind of boundary the pre-tokenizer draws."""
+    tok = Tokenizer(models.BPE(ignore_merges=settings.get("ignore_merges", False)))
     tok.pre_tokenizer = pre
     tok.decoder = decoders.ByteLevel()
-    specials = ["<|im_start|>", "<|im_end|>", "<s>", "</s>"] + ([settings["bos"]] if "bos" in settings else [])
+    tok.train_from_iterator(training_texts(), trainers.BpeTrainer(
+        vocab_size=1500, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<s>", "</s>"] + ([settings["bos"]] if "bos" in settings else [])
     tok.add_special_tokens([AddedToken(s, special=True, normalized=False) for s in specials])
-    # not special, but looking special (CONTROL), and plain user-defined ones (one with a U+2581)
+    # not special, but looking special (CONTROL), and plain user-defined ones (one with a U+2581,
+    # which the GGUF stores as a space: text absent from the corpus, where llama.cpp would match
+    # it on spaces and tokenizers on U+2581)
     tok.add_tokens([AddedToken("<|fake|>", special=False, normalized=False), AddedToken("user tok", special=False),
-                    AddedToken("a" + SPM_SPACE + "b", special=False, normalized=False)])
+                    AddedToken("zq" + SPM_SPACE + "xj", special=False, normalized=False)])
     if "bos" in settings:
         bos = settings["bos"]
         tok.post_processor = processors.Sequence([
