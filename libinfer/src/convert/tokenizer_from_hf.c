@@ -1,14 +1,56 @@
 /* tokenizer_from_hf.c - HF -> GGUF for the tokenizer: reads the folder's files, picks the
- * vocabulary kind as the reference converter's Llama path does (tokenizer.model first, then
- * tokenizer.json), and adds the keys in the reference's order: add_space_prefix (from
- * tokenizer_config.json's add_prefix_space), model, pre, tokens, [scores,] token_type, [merges,]
- * special ids, add_* flags, chat template, normalizer flags. */
+ * vocabulary kind as the reference converter does (tokenizer.model first, then tokenizer.json)
+ * with the few rules its model classes add (vocab_rules), and adds the keys in the reference's
+ * order: add_space_prefix (Llama path: from tokenizer_config.json's add_prefix_space), model, pre,
+ * tokens, [scores,] token_type, [merges,] special ids, add_* flags, chat template, normalizer
+ * flags[, add_space_prefix false for Gemma 2/3's SentencePiece]. */
 #include "convert/convert_tokenizer.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "convert/tokenizer_internal.h"
+
+/* What differs between the reference converter's model classes when they build the vocabulary,
+ * one row per class, chosen by config.json's "architectures"; the last row is the Llama path
+ * (Llama, Mistral, SmolLM and any architecture not listed). */
+typedef struct vocab_rule {
+    const char *architectures;  /* '|'-separated config.json architectures */
+    bool prefix_from_config;    /* add_space_prefix from tokenizer_config.json first (LlamaModel) */
+    bool spm_no_space_prefix;   /* add_space_prefix false after a SentencePiece vocabulary (Gemma 2/3) */
+    bool phi3_added_tokens;     /* Phi-3's own added-token rules for SentencePiece */
+    bool spm_vocab_per_layer;   /* vocab_size_per_layer_input counts before vocab_size */
+} vocab_rule;
+
+static const vocab_rule vocab_rules[] = {
+    {"Qwen2ForCausalLM|Qwen2Model|Qwen3ForCausalLM", false, false, false, true},
+    {"Gemma2ForCausalLM|Gemma3ForCausalLM|Gemma3ForConditionalGeneration", false, true, false, true},
+    {"Phi3ForCausalLM", false, false, true, false},
+    {"", true, false, false, true},
+};
+
+static bool in_list(const char *list, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *p = list; *p; p += strcspn(p, "|"), p += *p == '|') {
+        if (strncmp(p, name, len) == 0 && (p[len] == '|' || p[len] == '\0')) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static const vocab_rule *rule_for(const json_t *config)
+{
+    const char *arch = json_string_value(json_array_get(json_object_get(config, "architectures"), 0));
+    size_t last = sizeof vocab_rules / sizeof vocab_rules[0] - 1;
+    for (size_t i = 0; arch && i < last; i++) {
+        if (in_list(vocab_rules[i].architectures, arch)) {
+            return &vocab_rules[i];
+        }
+    }
+    return &vocab_rules[last];
+}
 
 /* The folder's JSON files; each NULL when absent. */
 typedef struct hf_files {
@@ -92,8 +134,8 @@ static bool write_vocab(ggtk_writer *w, const conv_vocab *v, const char *model, 
     return ok;
 }
 
-static bool build_vocab(const char *dir, const hf_files *f, conv_vocab *v, const char **model, const char **pre,
-                        ggtk_error *err)
+static bool build_vocab(const char *dir, const hf_files *f, const vocab_rule *rule, conv_vocab *v, const char **model,
+                        const char **pre, ggtk_error *err)
 {
     static const char *const spm_size_keys[] = {"vocab_size_per_layer_input", "vocab_size", NULL};
     static const char *const bpe_size_keys[] = {"vocab_size", NULL};
@@ -101,8 +143,9 @@ static bool build_vocab(const char *dir, const hf_files *f, conv_vocab *v, const
     if (conv_is_file(f->model_path)) {
         *model = "llama";
         *pre = "default";
-        return config_vocab_size(f->config, spm_size_keys, &vocab_size, err) &&
-               conv_spm_from_model_file(f->model_path, f->tokenizer_config, f->added_tokens, vocab_size, v, err);
+        return config_vocab_size(f->config, rule->spm_vocab_per_layer ? spm_size_keys : bpe_size_keys, &vocab_size, err) &&
+               conv_spm_from_model_file(f->model_path, f->tokenizer_config, f->added_tokens, f->tokenizer_json,
+                                        rule->phi3_added_tokens, vocab_size, v, err);
     }
     if (!f->tokenizer_json) {
         ggtk_error_set(err, GGTK_ERR_NOT_FOUND, GGTK_NO_OFFSET, "%s: neither tokenizer.model nor tokenizer.json exists", dir);
@@ -120,13 +163,14 @@ bool convert_tokenizer_from_hf(const char *hf_dir, ggtk_writer *w, ggtk_error *e
     conv_vocab v = {0};
     const char *model = NULL, *pre = NULL;
     bool ok = hf_files_load(hf_dir, &f, err);
+    const vocab_rule *rule = rule_for(f.config);
     const json_t *prefix = json_object_get(f.tokenizer_config, "add_prefix_space");
-    if (ok && json_is_boolean(prefix) &&
+    if (ok && rule->prefix_from_config && json_is_boolean(prefix) &&
         ggtk_writer_set_bool(w, "tokenizer.ggml.add_space_prefix", json_is_true(prefix)) != GGTK_OK) {
         ok = false;
         ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
     }
-    ok = ok && build_vocab(hf_dir, &f, &v, &model, &pre, err);
+    ok = ok && build_vocab(hf_dir, &f, rule, &v, &model, &pre, err);
     if (ok && !write_vocab(w, &v, model, pre)) {
         ok = false;
         ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory writing the vocabulary");
@@ -135,6 +179,11 @@ bool convert_tokenizer_from_hf(const char *hf_dir, ggtk_writer *w, ggtk_error *e
         conv_special_input in = {f.tokenizer_json, f.tokenizer_config, f.config, hf_dir,
                                  strcmp(model, "llama") == 0 ? v.n_tokens : UINT64_MAX};
         ok = conv_special_add(&in, w, err);
+    }
+    if (ok && rule->spm_no_space_prefix && strcmp(model, "llama") == 0 &&
+        ggtk_writer_set_bool(w, "tokenizer.ggml.add_space_prefix", false) != GGTK_OK) {
+        ok = false;
+        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
     }
     conv_vocab_free(&v);
     hf_files_free(&f);

@@ -80,10 +80,12 @@ bool conv_bpe_from_tokenizer_json(const json_t *tokenizer_json, const json_t *to
                                   const char **pre, ggtk_error *err);
 
 /* A vocabulary from a SentencePiece tokenizer.model (model "llama") as
- * _create_vocab_sentencepiece() builds it; `vocab_size` as above. */
+ * _create_vocab_sentencepiece() builds it; `vocab_size` as above. With `phi3`, added tokens are
+ * read as Phi-3's converter reads them instead: tokenizer_config.json's added_tokens_decoder, then
+ * tokenizer.json's added_tokens, each USER_DEFINED or (special) CONTROL as written. */
 bool conv_spm_from_model_file(const char *model_path, const json_t *tokenizer_config,
-                              const json_t *added_tokens_json, uint64_t vocab_size,
-                              conv_vocab *v, ggtk_error *err);
+                              const json_t *added_tokens_json, const json_t *tokenizer_json, bool phi3,
+                              uint64_t vocab_size, conv_vocab *v, ggtk_error *err);
 /* The pieces of a serialized SentencePiece ModelProto held in data[0..size): text, score and
  * type of each (types as in tokenizer.ggml.token_type; USER_DEFINED pieces reported as 4). */
 bool conv_spm_parse(const uint8_t *data, size_t size, const char *name, conv_vocab *v, ggtk_error *err);

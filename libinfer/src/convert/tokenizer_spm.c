@@ -3,7 +3,8 @@
  * matter, every other field is skipped by its wire type. Every length and varint is checked
  * against the bytes left, so a truncated or hostile file is refused with the offset at fault.
  * The vocabulary is then completed as _create_vocab_sentencepiece() does: added_tokens.json and
- * tokenizer_config.json's added_tokens_decoder override pieces, unlisted ids become [PAD<id>]. */
+ * tokenizer_config.json's added_tokens_decoder override pieces, unlisted ids become [PAD<id>]
+ * (Phi-3's converter has its own variant of the added-token rules, selected by a flag). */
 #include "convert/tokenizer_internal.h"
 
 #include <errno.h>
@@ -256,13 +257,14 @@ static bool place_pieces(conv_vocab *pieces, uint32_t n, conv_vocab *v)
     return true;
 }
 
-static bool override_token(conv_vocab *v, int64_t id, const char *text, bool control, ggtk_error *err)
+/* Token `id` becomes an added token: CONTROL or USER_DEFINED, score -1000. With `normalize`,
+ * user-defined tokens are stored pre-normalized (the visible space as a space). */
+static bool override_token(conv_vocab *v, int64_t id, const char *text, bool control, bool normalize, ggtk_error *err)
 {
     if (id < 0 || (uint64_t)id >= v->n_tokens) {
         return true; /* the reference ignores ids past the vocabulary */
     }
-    /* user-defined tokens are stored pre-normalized: the visible space as a space */
-    char *copy = control ? strdup(text) : conv_replace_all(text, CONV_SPM_SPACE, " ");
+    char *copy = control || !normalize ? strdup(text) : conv_replace_all(text, CONV_SPM_SPACE, " ");
     if (!copy) {
         return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory"), false;
     }
@@ -297,7 +299,8 @@ static bool apply_added_tokens_json(const json_t *added, conv_vocab *v, ggtk_err
     return true;
 }
 
-static bool apply_added_tokens_decoder(const json_t *decoder, conv_vocab *v, ggtk_error *err)
+/* tokenizer_config.json's added_tokens_decoder; `phi3`: types as written, no normalizing. */
+static bool apply_added_tokens_decoder(const json_t *decoder, bool phi3, conv_vocab *v, ggtk_error *err)
 {
     const char *key;
     const json_t *entry;
@@ -311,8 +314,28 @@ static bool apply_added_tokens_decoder(const json_t *decoder, conv_vocab *v, ggt
                            "tokenizer_config.json: added_tokens_decoder entry \"%.40s\" needs a non-negative id and a string content", key);
             return false;
         }
-        bool control = json_is_true(json_object_get(entry, "special")) || conv_token_looks_special(content);
-        if (!override_token(v, id, content, control, err)) {
+        bool special = json_is_true(json_object_get(entry, "special"));
+        if (!override_token(v, id, content, special || (!phi3 && conv_token_looks_special(content)), !phi3, err)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* tokenizer.json's added_tokens, which Phi-3's converter also reads. */
+static bool apply_tokenizer_json_added(const json_t *tokenizer_json, conv_vocab *v, ggtk_error *err)
+{
+    size_t i;
+    const json_t *entry;
+    json_array_foreach(json_object_get(tokenizer_json, "added_tokens"), i, entry) {
+        const json_t *id = json_object_get(entry, "id");
+        const char *content = json_string_value(json_object_get(entry, "content"));
+        if (!json_is_integer(id) || !content) {
+            ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
+                           "tokenizer.json: added_tokens[%zu] lacks an integer \"id\" or a string \"content\"", i);
+            return false;
+        }
+        if (!override_token(v, json_integer_value(id), content, json_is_true(json_object_get(entry, "special")), false, err)) {
             return false;
         }
     }
@@ -320,7 +343,8 @@ static bool apply_added_tokens_decoder(const json_t *decoder, conv_vocab *v, ggt
 }
 
 bool conv_spm_from_model_file(const char *model_path, const json_t *tokenizer_config, const json_t *added_tokens_json,
-                              uint64_t vocab_size, conv_vocab *v, ggtk_error *err)
+                              const json_t *tokenizer_json, bool phi3, uint64_t vocab_size, conv_vocab *v,
+                              ggtk_error *err)
 {
     uint8_t *data;
     size_t size;
@@ -346,7 +370,8 @@ bool conv_spm_from_model_file(const char *model_path, const json_t *tokenizer_co
     }
     const json_t *decoder = json_object_get(tokenizer_config, "added_tokens_decoder");
     ok = (!added_tokens_json || apply_added_tokens_json(added_tokens_json, v, err)) &&
-         (!json_is_object(decoder) || apply_added_tokens_decoder(decoder, v, err));
+         (!json_is_object(decoder) || apply_added_tokens_decoder(decoder, phi3, v, err)) &&
+         (!phi3 || apply_tokenizer_json_added(tokenizer_json, v, err));
     if (ok && !conv_vocab_fill_pads(v, -10000.0f)) {
         ok = false;
         ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");

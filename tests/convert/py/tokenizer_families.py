@@ -55,7 +55,8 @@ BPE_FAMILIES = {
     "gpt2": (lambda: byte_level(True), "gpt-2", {"string_merges": True}),
     "llama3": (lambda: split_then_bytes(LLAMA3), "llama-bpe", {"bos": "<|begin_of_text|>", "template_list": True,
                                                              "config_vocab_pad": 5, "ignore_merges": True}),
-    "qwen2": (lambda: split_then_bytes(QWEN2), "qwen2", {"clean": False, "jinja": True}),
+    "qwen2": (lambda: split_then_bytes(QWEN2), "qwen2", {"clean": False, "jinja": True,
+                                                         "architecture": "Qwen2ForCausalLM"}),
     "smollm": (DIGITS_THEN_BYTES, "smollm", {"clean": False}),
     "starcoder": (DIGITS_THEN_BYTES, "starcoder", {"clean": True}),
     "gpt4o": (lambda: split_then_bytes(GPT4O), "gpt-4o", {}),
@@ -158,11 +159,14 @@ def bpe_expected(folder, tok, pre_name, vocab_size):
     return tokens, types
 
 
-def write_expected(path, folder, model, pre, tokens, types, scores=None, n_vocab=None, load_merges=False):
+def write_expected(path, folder, model, pre, tokens, types, scores=None, n_vocab=None, load_merges=False,
+                   prefix_from_config=True, space_prefix_off=False):
+    """The keys in the order the reference writes them: its Llama class reads add_prefix_space
+    first (`prefix_from_config`), Gemma 2/3 turn the space prefix off last (`space_prefix_off`)."""
     w = gguf.GGUFWriter(path, "llama")
     with open(os.path.join(folder, "tokenizer_config.json"), encoding="utf-8") as f:
         config = json.load(f)
-    if config.get("add_prefix_space") is not None:
+    if prefix_from_config and config.get("add_prefix_space") is not None:
         w.add_add_space_prefix(config["add_prefix_space"])
     w.add_tokenizer_model(model)
     w.add_tokenizer_pre(pre)
@@ -171,6 +175,8 @@ def write_expected(path, folder, model, pre, tokens, types, scores=None, n_vocab
         w.add_token_scores(scores)
     w.add_token_types(types)
     gguf.SpecialVocab(folder, load_merges=load_merges, n_vocab=n_vocab).add_to_gguf(w, quiet=True)
+    if space_prefix_off:
+        w.add_add_space_prefix(False)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.close()
@@ -193,12 +199,15 @@ def make_bpe(outdir, name, make_pre, pre_name, settings):
         vocab_size = tok.get_vocab_size(with_added_tokens=True) + settings["config_vocab_pad"]
         write_json(os.path.join(folder, "config.json"), {"vocab_size": vocab_size, "bos_token_id": 1,
                                                          "eos_token_id": [2, 3]})
+    if settings.get("architecture"):
+        write_json(os.path.join(folder, "config.json"), {"architectures": [settings["architecture"]]})
     if settings.get("jinja"):
         with open(os.path.join(folder, "chat_template.jinja"), "w", encoding="utf-8") as f:
             f.write("{{ messages }}\n")
     if pre_name != "refuse":
         tokens, types = bpe_expected(folder, tok, pre_name, vocab_size)
-        write_expected(os.path.join(outdir, name + ".gguf"), folder, "gpt2", pre_name, tokens, types, load_merges=True)
+        write_expected(os.path.join(outdir, name + ".gguf"), folder, "gpt2", pre_name, tokens, types, load_merges=True,
+                       prefix_from_config=not settings.get("architecture"))
 
 
 def train_spm(folder, **options):
@@ -209,8 +218,9 @@ def train_spm(folder, **options):
     return spm.SentencePieceProcessor(model_file=os.path.join(folder, "tokenizer.model"))
 
 
-def spm_expected(folder, sp, vocab_size):
-    """_create_vocab_sentencepiece() on the trained model."""
+def spm_expected(folder, sp, vocab_size, phi3=False):
+    """_create_vocab_sentencepiece() on the trained model; with `phi3`, Phi-3's converter's own
+    reading of the added tokens (decoder entries as written, then tokenizer.json's added_tokens)."""
     tokens = ["[PAD%d]" % i for i in range(vocab_size)]
     scores = [-10000.0] * vocab_size
     types = [gguf.TokenType.UNUSED] * vocab_size
@@ -233,6 +243,17 @@ def spm_expected(folder, sp, vocab_size):
                     tokens[i], scores[i], types[i] = text, -1000.0, gguf.TokenType.USER_DEFINED
     with open(os.path.join(folder, "tokenizer_config.json"), encoding="utf-8") as f:
         decoder = json.load(f).get("added_tokens_decoder", {})
+    if phi3:
+        path = os.path.join(folder, "tokenizer.json")
+        listed = [(int(k), e) for k, e in decoder.items()]
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as f:
+                listed += [(e["id"], e) for e in json.load(f).get("added_tokens", [])]
+        for i, entry in listed:
+            if i < vocab_size:
+                tokens[i], scores[i] = entry["content"], -1000.0
+                types[i] = gguf.TokenType.CONTROL if entry.get("special") else gguf.TokenType.USER_DEFINED
+        return tokens, scores, types
     for key, entry in decoder.items():
         i, text = int(key), entry["content"]
         if i >= vocab_size:
@@ -270,10 +291,10 @@ def make_gemma_spm(outdir):
                  {"SpecialToken": {"id": "<bos>", "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}}],
         "special_tokens": {"<bos>": {"id": "<bos>", "ids": [2], "tokens": ["<bos>"]}}}})
     vocab_size = sp.vocab_size() + 4
-    write_json(os.path.join(folder, "config.json"), {"vocab_size": vocab_size})
+    write_json(os.path.join(folder, "config.json"), {"architectures": ["Gemma3ForCausalLM"], "vocab_size": vocab_size})
     tokens, scores, types = spm_expected(folder, sp, vocab_size)
     write_expected(os.path.join(outdir, "gemma_spm.gguf"), folder, "llama", "default", tokens, types, scores,
-                   n_vocab=len(tokens))
+                   n_vocab=len(tokens), prefix_from_config=False, space_prefix_off=True)
 
 
 def make_phi3_spm(outdir):
@@ -287,11 +308,15 @@ def make_phi3_spm(outdir):
         "eos_token": "</s>", "unk_token": "<unk>", "added_tokens_decoder": {
             str(n + 1): {"content": "<|end|>", "special": True},
             str(n + 9): {"content": "<|past_the_end|>", "special": True}}})
-    write_json(os.path.join(folder, "config.json"), {"vocab_size": n + 8, "bos_token_id": 1, "eos_token_id": 2,
-                                                     "pad_token_id": n + 1})
-    tokens, scores, types = spm_expected(folder, sp, n + 8)
+    write_json(os.path.join(folder, "config.json"), {"architectures": ["Phi3ForCausalLM"], "vocab_size": n + 8,
+                                                     "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": n + 1})
+    write_json(os.path.join(folder, "tokenizer.json"), {"version": "1.0", "added_tokens": [
+        {"id": 0, "content": "<unk>", "special": True}, {"id": 1, "content": "<s>", "special": True},
+        {"id": 2, "content": "</s>", "special": False}, {"id": n + 2, "content": "<|assistant|>", "special": True},
+        {"id": n + 3, "content": "<|placeholder" + SPM_SPACE + "1|>", "special": False}]})
+    tokens, scores, types = spm_expected(folder, sp, n + 8, phi3=True)
     write_expected(os.path.join(outdir, "phi3_spm.gguf"), folder, "llama", "default", tokens, types, scores,
-                   n_vocab=len(tokens))
+                   n_vocab=len(tokens), prefix_from_config=False)
 
 
 def main(argv):
