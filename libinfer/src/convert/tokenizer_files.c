@@ -164,3 +164,14 @@ char *conv_replace_all(const char *text, const char *from, const char *to)
     *o = '\0';
     return out;
 }
+
+bool conv_name_in_list(const char *list, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *p = list; *p; p += strcspn(p, "|"), p += *p == '|') {
+        if (strncmp(p, name, len) == 0 && (p[len] == '|' || p[len] == '\0')) {
+            return true;
+        }
+    }
+    return false;
+}

@@ -29,23 +29,12 @@ static const vocab_rule vocab_rules[] = {
     {"", true, false, false, true},
 };
 
-static bool in_list(const char *list, const char *name)
-{
-    size_t len = strlen(name);
-    for (const char *p = list; *p; p += strcspn(p, "|"), p += *p == '|') {
-        if (strncmp(p, name, len) == 0 && (p[len] == '|' || p[len] == '\0')) {
-            return true;
-        }
-    }
-    return false;
-}
-
 static const vocab_rule *rule_for(const json_t *config)
 {
     const char *arch = json_string_value(json_array_get(json_object_get(config, "architectures"), 0));
     size_t last = sizeof vocab_rules / sizeof vocab_rules[0] - 1;
     for (size_t i = 0; arch && i < last; i++) {
-        if (in_list(vocab_rules[i].architectures, arch)) {
+        if (conv_name_in_list(vocab_rules[i].architectures, arch)) {
             return &vocab_rules[i];
         }
     }

@@ -39,6 +39,8 @@ bool conv_vocab_fill_pads(conv_vocab *v, float pad_score);
 
 /* `text` with every `from` replaced by `to`, malloc'd; NULL when out of memory. */
 char *conv_replace_all(const char *text, const char *from, const char *to);
+/* Whether `name` is one of the '|'-separated names of `list`. */
+bool conv_name_in_list(const char *list, const char *name);
 /* "dir/name" into a malloc'd string; NULL when out of memory. */
 char *conv_path(const char *dir, const char *name);
 /* Whether `path` is a regular file. */

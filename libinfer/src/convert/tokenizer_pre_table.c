@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "convert/tokenizer_internal.h"
+
 /* The regexes as tokenizer.json spells them (Split patterns, "Isolated"). */
 #define RE_CONTRACTIONS_I "(?i:'s|'t|'re|'ve|'m|'ll|'d)"
 #define RE_LLAMA3 RE_CONTRACTIONS_I "|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
@@ -125,17 +127,6 @@ static const char *first_name(const char *names, char *buf, size_t size)
     return buf;
 }
 
-static bool has_name(const char *names, const char *name)
-{
-    size_t len = strlen(name);
-    for (const char *p = names; *p; p += strcspn(p, "|"), p += *p == '|') {
-        if (strncmp(p, name, len) == 0 && (p[len] == '|' || p[len] == '\0')) {
-            return true;
-        }
-    }
-    return false;
-}
-
 const char *tokenizer_pre_name(const json_t *pre, int clean_spaces)
 {
     /* transformers' default for clean_up_tokenization_spaces was true when these files were made */
@@ -159,7 +150,7 @@ const char *tokenizer_pre_name(const json_t *pre, int clean_spaces)
 json_t *tokenizer_pre_json(const char *name, bool *clean_spaces, bool *ignore_merges)
 {
     for (int i = 0; i < PRE_ROWS; i++) {
-        if (has_name(pre_rows[i].names, name)) {
+        if (conv_name_in_list(pre_rows[i].names, name)) {
             *clean_spaces = pre_rows[i].clean_spaces;
             *ignore_merges = pre_rows[i].ignore_merges;
             return row_json(&pre_rows[i]);
