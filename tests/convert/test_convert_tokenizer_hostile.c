@@ -60,6 +60,8 @@ static const bad_folder bad_folders[] = {
      {"tokenizer_config.json: line 1", NULL}},
     {"config_vocab_size", "{" GOOD_MODEL ", " BYTE_LEVEL_PRE "}", NULL, "{\"vocab_size\": \"big\"}",
      {"config.json", "vocab_size is not a positive integer"}},
+    {"config_huge_vocab", "{" GOOD_MODEL ", " BYTE_LEVEL_PRE "}", NULL, "{\"vocab_size\": 1000000000000}",
+     {"config.json", "vocab_size 1000000000000 is larger than 2^31-1"}},
     {"config_small_vocab", "{" GOOD_MODEL ", " BYTE_LEVEL_PRE "}", NULL, "{\"vocab_size\": 2}",
      {"tokenizer.json", "token id 2 is not below the vocabulary size 2"}},
     {"negative_special", "{" GOOD_MODEL ", " BYTE_LEVEL_PRE "}", NULL, "{\"bos_token_id\": -1}",

@@ -189,7 +189,12 @@ bool conv_bpe_from_tokenizer_json(const json_t *tokenizer, const json_t *tokeniz
         return false;
     }
     uint64_t n = vocab_size ? vocab_size : n_texts;
-    if (n == 0 || (uint64_t)max_id >= n || n > INT32_MAX) {
+    if (n > INT32_MAX) {
+        ggtk_error_set(err, GGTK_ERR_OVERFLOW, GGTK_NO_OFFSET, "config.json: vocab_size %llu is larger than 2^31-1",
+                       (unsigned long long)n);
+        return false;
+    }
+    if (n == 0 || (uint64_t)max_id >= n) {
         ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET, "%s: token id %lld is not below the vocabulary size %llu",
                        path, (long long)max_id, (unsigned long long)n);
         return false;

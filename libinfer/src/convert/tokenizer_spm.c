@@ -360,7 +360,7 @@ bool conv_spm_from_model_file(const char *model_path, const json_t *tokenizer_co
     uint64_t n = vocab_size ? vocab_size : pieces.n_tokens;
     if (n > INT32_MAX) {
         conv_vocab_free(&pieces);
-        return ggtk_error_set(err, GGTK_ERR_OVERFLOW, GGTK_NO_OFFSET, "config.json: vocab_size %llu is too large",
+        return ggtk_error_set(err, GGTK_ERR_OVERFLOW, GGTK_NO_OFFSET, "config.json: vocab_size %llu is larger than 2^31-1",
                               (unsigned long long)n), false;
     }
     ok = place_pieces(&pieces, (uint32_t)n, v);
