@@ -1,19 +1,33 @@
-/* convert_tokenizer.h - the tokenizer half of the converters (tokenizer_*.c): tokenizer.json,
- * tokenizer.model and tokenizer_config.json to the tokenizer.* keys of a GGUF file and back;
- * not public. */
-#ifndef INF_CONVERT_TOKENIZER_H
-#define INF_CONVERT_TOKENIZER_H
+/* convert_tokenizer.h - the tokenizer half of gguf-convert: Hugging Face tokenizer files to the
+ * tokenizer.* metadata of a GGUF file and back (internal to libinfer; see docs/convert.md,
+ * "Tokenizers").
+ *
+ * HF -> GGUF writes the keys llama.cpp's convert_hf_to_gguf.py writes for the same folder (with
+ * gguf-py's SpecialVocab deciding special ids, add_*_token flags and the chat template);
+ * GGUF -> HF writes tokenizer.json, tokenizer_config.json and special_tokens_map.json that PyPI
+ * `tokenizers` loads and that tokenize text to the ids libinfer's inf_vocab gives. Errors follow
+ * <ggtk/error.h>: one line naming the file and the field at fault; nothing is written on failure.
+ */
+#ifndef CONVERT_TOKENIZER_H
+#define CONVERT_TOKENIZER_H
+
+#include <stdbool.h>
 
 #include <ggtk/error.h>
 #include <ggtk/gguf.h>
 
-#include <stdbool.h>
-
-/* Add every tokenizer.* key (and the chat template) of the Hugging Face folder `hf_dir` to `w`. */
+/* Read the tokenizer of the Hugging Face model folder `hf_dir` (tokenizer.model, else
+ * tokenizer.json; tokenizer_config.json, config.json, chat_template.jinja when present) and add
+ * every tokenizer.* key and tokenizer.chat_template to `w`. On failure returns false with *err
+ * set; `w` may then hold some of the keys (the caller abandons it). */
 bool convert_tokenizer_from_hf(const char *hf_dir, ggtk_writer *w, ggtk_error *err);
 
-/* Write tokenizer.json, tokenizer_config.json and special_tokens_map.json for `gguf` into
- * `out_dir`. */
+/* Write `gguf`'s tokenizer as out_dir/tokenizer.json, tokenizer_config.json and
+ * special_tokens_map.json, and for a SentencePiece vocabulary also tokenizer.model (and
+ * added_tokens.json when it has user-defined added tokens), each atomically (a temporary file
+ * renamed into place). The folder must exist. Every file is built before the first is written,
+ * so a bad vocabulary writes nothing; an I/O failure may leave the files written before it.
+ * Returns false with *err set on failure. */
 bool convert_tokenizer_to_hf(const ggtk_file *gguf, const char *out_dir, ggtk_error *err);
 
-#endif
+#endif /* CONVERT_TOKENIZER_H */
