@@ -352,7 +352,7 @@ static void gemm_q_avx2(const mm_weight_format *f, const uint8_t *qs, const floa
     gemm_q_group(qs, d, m, act, n_blocks, (q_shape){subs, affine, run, signed_q8}, A, nr, dst, \
                  dst_stride, m_valid, store)
     if (f->type == GGTK_TENSOR_Q8_0)
-        Q_GROUP(1, 0, 1, 1, 2);
+        Q_GROUP(1, 0, 1, 1, 3);
     else if (f->subs == 1 && run == 8)
         f->affine ? Q_GROUP(1, 1, 8, 0, 3) : Q_GROUP(1, 0, 8, 0, 3);
     else if (f->subs == 1)
