@@ -166,6 +166,102 @@ static void pack_q_avx2(const mm_weight_format *f, const char *w, size_t row_str
 }
 
 /* ----------------------------------------------------------------------------------------------
+ * Float packing: F32/F16 weight panels and activation groups by 8 x 8 register transposes (the
+ * portable packers convert and scatter one element at a time, a noticeable share of attention).
+ * -------------------------------------------------------------------------------------------- */
+
+/* Transpose the 8 x 8 block of floats in r[0..7] (rows) into columns, in place. */
+static inline void transpose_8x8(__m256 r[8])
+{
+    __m256 t[8], u[8];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+#pragma GCC unroll 2
+    for (int i = 0; i < 2; i++) {
+        u[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+        u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+        u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+        u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+    }
+    /* u[c] (rows 0..3) and u[4 + c] (rows 4..7) hold columns c and c + 4 in their two halves. */
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; c++) {
+        r[c] = _mm256_permute2f128_ps(u[c], u[4 + c], 0x20);
+        r[c + 4] = _mm256_permute2f128_ps(u[c], u[4 + c], 0x31);
+    }
+}
+
+/* 8 consecutive F32 or F16 values at `at`, as floats (F16C converts exactly, NaNs quieted as the
+ * portable conversion does). */
+static inline __m256 load_8(ggtk_tensor_type type, const char *at)
+{
+    if (type == GGTK_TENSOR_F32)
+        return _mm256_loadu_ps((const float *)at);
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)at));
+}
+
+static void pack_f_avx2(ggtk_tensor_type type, const char *w, size_t nb0, size_t nb1, int rows,
+                        int64_t K, int p, float *panel)
+{
+    const size_t esize = type == GGTK_TENSOR_F32 ? 4 : 2;
+    if (p != P || rows != P || type == GGTK_TENSOR_BF16 || (nb0 != esize && nb1 != esize)) {
+        mm_pack_f_generic(type, w, nb0, nb1, rows, K, p, panel);
+        return;
+    }
+    if (nb1 == esize) { /* a transposed view (the V cache): each k's 16 rows are side by side */
+        for (int64_t k = 0; k < K; k++)
+            for (int h = 0; h < 2; h++)
+                _mm256_storeu_ps(panel + k * P + 8 * h, load_8(type, w + (size_t)k * nb0 + 8 * h * esize));
+        return;
+    }
+    int64_t k = 0;
+    for (; k + 8 <= K; k += 8) {
+        for (int h = 0; h < 2; h++) {
+            __m256 r[8];
+#pragma GCC unroll 8
+            for (int i = 0; i < 8; i++)
+                r[i] = load_8(type, w + (size_t)(8 * h + i) * nb1 + (size_t)k * esize);
+            transpose_8x8(r);
+#pragma GCC unroll 8
+            for (int c = 0; c < 8; c++)
+                _mm256_storeu_ps(panel + (k + c) * P + 8 * h, r[c]);
+        }
+    }
+    for (; k < K; k++)
+        for (int i = 0; i < P; i++)
+            panel[k * P + i] = quant_load_float(type, w + (size_t)k * nb0 + (size_t)i * nb1);
+}
+
+/* Activation rows to [k][GF] by 8 x 8 transposes (rows past GF, and NULL rows, are zeros). */
+static void pack_act_f_avx2(const float *const *rows, int g, int64_t K, float *group)
+{
+    if (g != GF) {
+        mm_pack_act_f_generic(rows, g, K, group);
+        return;
+    }
+    int64_t k = 0;
+    for (; k + 8 <= K; k += 8) {
+        __m256 r[8];
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; j++)
+            r[j] = j < GF && rows[j] ? _mm256_loadu_ps(rows[j] + k) : _mm256_setzero_ps();
+        transpose_8x8(r);
+#pragma GCC unroll 8
+        for (int c = 0; c < 8; c++) { /* the first GF = 6 values of column c */
+            float *out = group + (k + c) * GF;
+            _mm_storeu_ps(out, _mm256_castps256_ps128(r[c]));
+            _mm_storel_pi((__m64 *)(out + 4), _mm256_extractf128_ps(r[c], 1));
+        }
+    }
+    for (; k < K; k++)
+        for (int j = 0; j < GF; j++)
+            group[k * GF + j] = rows[j] ? rows[j][k] : 0.0f;
+}
+
+/* ----------------------------------------------------------------------------------------------
  * The quantized tile: 16 weight rows (two vectors of 8 rows x 4 bytes) by A activation rows of
  * the group (A = 2 or 3), sized so that everything live fits the 16 ymm registers: 2A float
  * accumulators, 2A integer sums (16-bit pair sums, and 32-bit sums where a sub-block needs
@@ -397,7 +493,7 @@ const mm_kernels mm_kernels_avx2 = {
     .f_chunk = 1280,      /* 80 KiB of panel */
     .pack_q = pack_q_avx2,
     .gemm_q = gemm_q_avx2,
-    .pack_f = mm_pack_f_generic,
-    .pack_act_f = mm_pack_act_f_generic,
+    .pack_f = pack_f_avx2,
+    .pack_act_f = pack_act_f_avx2,
     .gemm_f = gemm_f_avx2,
 };
