@@ -436,8 +436,9 @@ static inline __attribute__((always_inline)) void gemm_q_group(const uint8_t *qs
 /* One specialisation per shape the formats use. A 16-bit run covers as many groups as the
  * largest code allows without saturating: run * 2 * max_code * 127 <= 32767 (8 groups for
  * 4-bit codes, 4 for 5-bit, 2 for Q6_K's 6-bit ones; Q8_0's |w| * sign(a, w) pair sums leave no
- * room for a second group). Shapes needing 32-bit sums beside the 16-bit ones take 2 rows per
- * tile, the others 3. */
+ * room for a second group). Shapes that keep 32-bit sums beside 16-bit runs (5- and 6-bit codes)
+ * take 2 rows per tile, the others 3 (Q8_0 widens each group's pair sums at once, so it holds
+ * only the 32-bit sums; 3 rows measured 3% faster than 2 there). */
 static void gemm_q_avx2(const mm_weight_format *f, const uint8_t *qs, const float *d,
                         const float *m, const uint8_t *act, int64_t n_blocks, int nr, float *dst,
                         size_t dst_stride, int m_valid, mm_store store)
