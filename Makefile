@@ -185,21 +185,29 @@ clean:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
-# NEON kernels against the scalar ones, byte for byte, and the K-quant/imatrix quantizers against
+# NEON kernels (quantization, matmul) against the scalar ones, byte for byte, and the K-quant/imatrix quantizers against
 # the hashes recorded on x86 from ggml's bytes: cross-compiled for arm64, run under qemu.
 # Static libgomp makes the linker warn about dlopen; the check never loads a library.
 CROSS_CC   ?= aarch64-linux-gnu-gcc
-CROSS_SRC  := tests/cross/neon_check.c tests/quant_kernels/kquant_golden.c tests/quant_kernels/quant_data.c \
-              $(filter-out %_avx2.c %_avx512.c,$(wildcard libinfer/src/engine/quant_kernels/*.c)) \
+CROSS_SRC  := tests/cross/neon_check.c tests/cross/matmul_check.c tests/quant_kernels/kquant_golden.c \
+              tests/quant_kernels/quant_data.c \
+              $(filter-out %_avx2.c %_avx512.c,$(wildcard libinfer/src/engine/quant_kernels/*.c) \
+                  $(wildcard libinfer/src/engine/backend/cpu/matmul_*.c)) \
               libinfer/src/engine/simd/simd_level.c libgguf/src/gguf_types.c
+# The matmul has a kernel for cores with the dot-product extension and one for those without:
+# the check is built and run for both.
+CROSS_ARCHS := armv8-a armv8.2-a+dotprod
 cross-check-arm64:
 	@if ! command -v $(CROSS_CC) >/dev/null || ! command -v qemu-aarch64 >/dev/null; then \
 	    echo "cross-check-arm64 skipped: needs $(CROSS_CC) and qemu-aarch64" \
 	         "(apt-get install gcc-aarch64-linux-gnu qemu-user)"; \
 	else \
 	    mkdir -p build-cross && \
-	    $(CROSS_CC) -static -O2 -std=c11 -Wall -Wextra -Werror -ffp-contract=off -D_GNU_SOURCE -fopenmp -pthread \
-	        -Ilibgguf/include -Ilibinfer/include -Ilibinfer/src -Itests/quant_kernels -o build-cross/neon_check \
-	        $(CROSS_SRC) -lm && \
-	    qemu-aarch64 build-cross/neon_check; \
+	    for arch in $(CROSS_ARCHS); do \
+	        echo "== neon_check, -march=$$arch" && \
+	        $(CROSS_CC) -static -O2 -march=$$arch -std=c11 -Wall -Wextra -Werror -ffp-contract=off -D_GNU_SOURCE \
+	            -fopenmp -pthread -Ilibgguf/include -Ilibinfer/include -Ilibinfer/src -Itests/quant_kernels \
+	            -o build-cross/neon_check-$$arch $(CROSS_SRC) -lm && \
+	        qemu-aarch64 build-cross/neon_check-$$arch || exit 1; \
+	    done; \
 	fi

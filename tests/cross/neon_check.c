@@ -1,5 +1,6 @@
 /* neon_check.c - arm64-only check that the NEON quantization and F16/BF16 kernels write exactly
- * the bytes the scalar ones do, and that the K-quant and importance-weighted quantizers write
+ * the bytes the scalar ones do, that the NEON matrix product gives the scalar one's floats
+ * (matmul_check.c), and that the K-quant and importance-weighted quantizers write
  * on arm64 the bytes recorded from ggml on x86-64 (tests/quant_kernels/kquant_golden.c). Not
  * part of the x86 test runner: `make cross-check-arm64` (run by `make test`) cross-compiles it
  * with the quant sources and runs it under qemu-aarch64. Exit status 0 means every block and
@@ -14,6 +15,7 @@
 #include "engine/quant_kernels/quant_internal.h"
 #include "engine/quant_kernels/quant_kblocks.h"
 #include "kquant_golden.h"
+#include "matmul_check.h"
 
 #define BLOCKS 4096
 #define N ((int64_t)BLOCKS * QUANT_BLOCK)
@@ -269,6 +271,7 @@ int main(void)
         fprintf(stderr, "dispatch table does not pick the NEON kernels\n");
         bad = 1;
     }
+    bad |= matmul_check();
     free(x);
     printf("%s\n", bad ? "FAIL" : "all NEON blocks identical to scalar");
     return bad;

@@ -20,7 +20,7 @@
  * Each sub-block's float work is, in this order at every level, acc = fma(isum, d * d_a, acc)
  * and for affine types acc = fma(m, s, acc), and all levels cut the reduction into the same chunks
  * (MM_Q_CHUNK_BLOCKS): every level gives identical bits. (A level may keep its own weight byte form: the packed panel is private
- * to that level's pack and gemm pair; AVX2 keeps Q8_0 signed.)
+ * to that level's pack and gemm pair; AVX2 and NEON keep Q8_0 signed.)
  *
  * K types have 256-element super-blocks; Q4_K/Q5_K's 32-element sub-blocks are one block each,
  * Q6_K/Q3_K/Q2_K's 16-element sub-blocks are the two halves of a block (S = 16: two scales,
@@ -177,6 +177,9 @@ extern const mm_kernels mm_kernels_scalar;
 #if defined(__x86_64__)
 extern const mm_kernels mm_kernels_avx2;
 extern const mm_kernels mm_kernels_avx512;
+#endif
+#if defined(__ARM_NEON) && defined(__aarch64__)
+extern const mm_kernels mm_kernels_neon;
 #endif
 
 #endif

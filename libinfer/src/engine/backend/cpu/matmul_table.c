@@ -17,5 +17,9 @@ const mm_kernels *mm_kernels_get(void)
         break;
     }
 #endif
+#if defined(__ARM_NEON) && defined(__aarch64__)
+    if (inf_simd_active() == INF_SIMD_NEON)
+        return &mm_kernels_neon;
+#endif
     return &mm_kernels_scalar;
 }
