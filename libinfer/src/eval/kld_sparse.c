@@ -36,19 +36,19 @@ void sparse_row_free(sparse_row *row)
 uint16_t sparse_code(float log_p)
 {
     const float v = log_p < 0 ? -log_p : 0.0f;
-    if (v < SPARSE_HEAD) {
-        long c = lroundf(v * SPARSE_HEAD_STEPS);
-        return (uint16_t)(0x8000 | (c > 0x7fff ? 0x7fff : c));
-    }
-    long t = lroundf((v - SPARSE_HEAD) * SPARSE_TAIL_STEPS);
-    return (uint16_t)(t > 0x7f ? 0x7f : t);
+    const long c = lroundf(v * SPARSE_HEAD_STEPS);
+    if (c <= 0x7fff)
+        return (uint16_t)(0x8000 | c);
+    /* A tail code stands for the middle of its step. */
+    const long t = (long)((v - SPARSE_HEAD) * SPARSE_TAIL_STEPS);
+    return (uint16_t)(t < 0 ? 0 : t > 0x7f ? 0x7f : t);
 }
 
 float sparse_code_value(uint16_t code)
 {
     if (code >= 0x8000)
         return -(float)(code & 0x7fff) / SPARSE_HEAD_STEPS;
-    return -(SPARSE_HEAD + (float)code / SPARSE_TAIL_STEPS);
+    return -(SPARSE_HEAD + ((float)code + 0.5f) / SPARSE_TAIL_STEPS);
 }
 
 bool sparse_scratch_init(sparse_scratch *s, int32_t n_vocab)
