@@ -278,3 +278,27 @@ TEST(test_compact_base_refuses_broken_files_in_one_line)
     CHECK(fails_with(patched(good, "mass.ckld", rows + 8, "\x01", 1), GGTK_ERR_INVALID,
                      "carry a probability mass"));
 }
+
+TEST(test_sparse_row_keeps_the_most_likely_token_first_when_codes_tie)
+{
+    enum { N = 40 };
+    float log_p[N];
+    for (int i = 0; i < N; i++)
+        log_p[i] = -6.0f;
+    log_p[3] = -0.70001f; /* rounds to the same 2^-12 code as the top, at a lower id */
+    log_p[7] = -0.7f;
+    sparse_scratch scratch;
+    sparse_row row = {0};
+    inf_kld_compact_params params = {0, N};
+    CHECK(sparse_scratch_init(&scratch, N));
+    CHECK(sparse_code(log_p[3]) == sparse_code(log_p[7]));
+    CHECK(sparse_row_choose(log_p, N, log_p[0], &params, &scratch, &row));
+    int32_t first_max = 0;
+    for (int32_t e = 1; e < row.n; e++)
+        first_max = row.log_p[e] > row.log_p[first_max] ? e : first_max;
+    CHECK_MSG(row.ids[first_max] == 7, "the first most likely entry is token %d",
+              row.ids[first_max]);
+    CHECK(fabsf(row.log_p[3] - log_p[3]) < 2.0f / SPARSE_HEAD_STEPS);
+    sparse_row_free(&row);
+    sparse_scratch_free(&scratch);
+}

@@ -65,6 +65,31 @@ static void find_cut(const double *mass, const int64_t *count, double total, dou
     *kept_count = n;
 }
 
+/* The next code down (one step less likely): a head code's next step, the tail's first step
+ * after the last head code. */
+static uint16_t code_below(uint16_t code)
+{
+    if (code >= 0x8000)
+        return code < 0xffff ? (uint16_t)(code + 1) : 0;
+    return code < 0x7f ? (uint16_t)(code + 1) : code;
+}
+
+/* A reader takes the first entry with the largest code as the base's most likely token. Where a
+ * lower id rounded to the same code as the true most likely token `top`, that entry is moved
+ * one step down (it was within a step of it anyway), so "same top" is exact. */
+static void keep_top_first(sparse_row *row, inf_token top)
+{
+    int32_t at = 0;
+    while (at < row->n && row->ids[at] != top)
+        at++;
+    if (at == row->n)
+        return;
+    const uint16_t top_code = sparse_code(row->log_p[at]);
+    for (int32_t e = 0; e < at; e++)
+        if (sparse_code(row->log_p[e]) == top_code)
+            row->log_p[e] = sparse_code_value(code_below(top_code));
+}
+
 bool sparse_row_choose(const float *log_p, int32_t n_vocab, float log_p_token,
                        const inf_kld_compact_params *params, sparse_scratch *scratch,
                        sparse_row *row)
@@ -74,8 +99,10 @@ bool sparse_row_choose(const float *log_p, int32_t n_vocab, float log_p_token,
     logits_exp(p, n_vocab);
     double mass[N_BUCKETS] = {0}, total = 0;
     int64_t count[N_BUCKETS] = {0};
+    inf_token top = 0;
     for (int32_t i = 0; i < n_vocab; i++) {
         const int b = bucket_of(log_p[i]);
+        top = log_p[i] > log_p[top] ? i : top;
         total += p[i];
         if (b < N_BUCKETS) {
             mass[b] += p[i];
@@ -119,6 +146,7 @@ bool sparse_row_choose(const float *log_p, int32_t n_vocab, float log_p_token,
     row->n = k;
     row->rest = (float)rest;
     row->log_p_token = log_p_token;
+    keep_top_first(row, top);
     return true;
 }
 

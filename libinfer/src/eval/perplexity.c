@@ -250,77 +250,6 @@ const inf_kld_stats *inf_perplexity_kld_stats(const inf_perplexity *run)
     return run->base ? &run->kld : NULL;
 }
 
-/* Score position r of the chunk (row g of the group) into run->nll[r] (comparing: also into
- * run->kld_slots[r] and the chunk's KLD and dp values): plain, writing a base row, or comparing
- * with a base row. */
-static void score_position(inf_perplexity *run, const float *row_logits, inf_token next,
-                           int32_t index, int32_t r, int32_t g)
-{
-    const int32_t n_vocab = run->n_vocab;
-    const size_t row_words = inf_logprob_row_words(n_vocab);
-    const bool compact = run->sparse != NULL;
-    if (run->base) {
-        const size_t at = (size_t)index * run->n_scored + (size_t)r;
-        inf_kld_stats *slot = &run->kld_slots[r];
-        memset(slot, 0, sizeof *slot);
-        run->kld_values[at] =
-            compact ? (float)sparse_kld_token(row_logits, n_vocab, &run->sparse[g], next, slot,
-                                              &run->p_diff_values[at])
-                    : (float)inf_kld_token(row_logits, n_vocab, run->rows + g * row_words, next,
-                                           slot, &run->p_diff_values[at]);
-        run->nll[r] = slot->sum_nll;
-    } else if (run->writer && compact) {
-        const int t = omp_get_thread_num();
-        bool ok;
-        run->nll[r] = sparse_row_from_logits(row_logits, n_vocab, next, &run->compact,
-                                             run->log_p + (size_t)t * n_vocab, &run->scratch[t],
-                                             &run->sparse[g], &ok);
-        if (!ok)
-            run->sparse[g].n = 0; /* out of memory: the group's write refuses it */
-    } else if (run->writer) {
-        run->nll[r] = inf_logprob_row_encode(row_logits, n_vocab, next, run->rows + g * row_words);
-    } else {
-        run->nll[r] = inf_token_nll(row_logits, n_vocab, next);
-    }
-}
-
-static ggtk_status check_finite(const inf_perplexity *run, int32_t index, int32_t first,
-                                int32_t n, ggtk_error *err);
-
-/* Score the chunk's positions a group at a time: read the group's base rows, score them in
- * parallel, check them, write the group's rows. The run's sums are left alone until the whole
- * chunk is known to be finite (add_chunk). */
-static ggtk_status score_chunk(inf_perplexity *run, const float *logits, const inf_token *chunk,
-                               int32_t index, ggtk_error *err)
-{
-    for (int32_t first = 0; first < run->n_scored; first += run->group) {
-        const int32_t n = run->n_scored - first < run->group ? run->n_scored - first : run->group;
-        ggtk_status status = GGTK_OK;
-        if (run->base)
-            status = run->sparse ? kld_base_read_sparse(run->base, index, first, n, run->sparse, err)
-                                 : inf_kld_base_read_rows(run->base, index, first, n, run->rows, err);
-        if (status != GGTK_OK)
-            return status;
-#pragma omp parallel for schedule(static) num_threads(run->n_threads)
-        for (int32_t g = 0; g < n; g++)
-            score_position(run, logits + (size_t)(first + g) * run->n_vocab,
-                           chunk[run->first + first + g + 1], index, first + g, g);
-        if ((status = check_finite(run, index, first, n, err)) != GGTK_OK)
-            return status;
-        if (run->writer && run->sparse) {
-            for (int32_t g = 0; g < n; g++)
-                if (run->sparse[g].n == 0)
-                    return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
-            status = kld_base_writer_write_sparse(run->writer, run->sparse, (size_t)n, err);
-        } else if (run->writer) {
-            status = inf_kld_base_writer_write(run->writer, run->rows, (size_t)n, err);
-        }
-        if (status != GGTK_OK)
-            return status;
-    }
-    return GGTK_OK;
-}
-
 /* Add the chunk's scores to the run's sums, in position order. */
 static void add_chunk(inf_perplexity *run)
 {
@@ -364,6 +293,74 @@ static ggtk_status check_finite(const inf_perplexity *run, int32_t index, int32_
                               bad_nll ? "log-probability" : "KL-divergence",
                               isnan(value) ? "nan" : value > 0 ? "inf" : "-inf",
                               run->first + r + 1, run->n_ctx, why);
+    }
+    return GGTK_OK;
+}
+
+/* Score position r of the chunk (row g of the group) into run->nll[r] (comparing: also into
+ * run->kld_slots[r] and the chunk's KLD and dp values): plain, writing a base row, or comparing
+ * with a base row. */
+static void score_position(inf_perplexity *run, const float *row_logits, inf_token next,
+                           int32_t index, int32_t r, int32_t g)
+{
+    const int32_t n_vocab = run->n_vocab;
+    const size_t row_words = inf_logprob_row_words(n_vocab);
+    const bool compact = run->sparse != NULL;
+    if (run->base) {
+        const size_t at = (size_t)index * run->n_scored + (size_t)r;
+        inf_kld_stats *slot = &run->kld_slots[r];
+        memset(slot, 0, sizeof *slot);
+        run->kld_values[at] =
+            compact ? (float)sparse_kld_token(row_logits, n_vocab, &run->sparse[g], next, slot,
+                                              &run->p_diff_values[at])
+                    : (float)inf_kld_token(row_logits, n_vocab, run->rows + g * row_words, next,
+                                           slot, &run->p_diff_values[at]);
+        run->nll[r] = slot->sum_nll;
+    } else if (run->writer && compact) {
+        const int t = omp_get_thread_num();
+        bool ok;
+        run->nll[r] = sparse_row_from_logits(row_logits, n_vocab, next, &run->compact,
+                                             run->log_p + (size_t)t * n_vocab, &run->scratch[t],
+                                             &run->sparse[g], &ok);
+        if (!ok)
+            run->sparse[g].n = 0; /* out of memory: the group's write refuses it */
+    } else if (run->writer) {
+        run->nll[r] = inf_logprob_row_encode(row_logits, n_vocab, next, run->rows + g * row_words);
+    } else {
+        run->nll[r] = inf_token_nll(row_logits, n_vocab, next);
+    }
+}
+
+/* Score the chunk's positions a group at a time: read the group's base rows, score them in
+ * parallel, check them, write the group's rows. The run's sums are left alone until the whole
+ * chunk is known to be finite (add_chunk). */
+static ggtk_status score_chunk(inf_perplexity *run, const float *logits, const inf_token *chunk,
+                               int32_t index, ggtk_error *err)
+{
+    for (int32_t first = 0; first < run->n_scored; first += run->group) {
+        const int32_t n = run->n_scored - first < run->group ? run->n_scored - first : run->group;
+        ggtk_status status = GGTK_OK;
+        if (run->base)
+            status = run->sparse ? kld_base_read_sparse(run->base, index, first, n, run->sparse, err)
+                                 : inf_kld_base_read_rows(run->base, index, first, n, run->rows, err);
+        if (status != GGTK_OK)
+            return status;
+#pragma omp parallel for schedule(static) num_threads(run->n_threads)
+        for (int32_t g = 0; g < n; g++)
+            score_position(run, logits + (size_t)(first + g) * run->n_vocab,
+                           chunk[run->first + first + g + 1], index, first + g, g);
+        if ((status = check_finite(run, index, first, n, err)) != GGTK_OK)
+            return status;
+        if (run->writer && run->sparse) {
+            for (int32_t g = 0; g < n; g++)
+                if (run->sparse[g].n == 0)
+                    return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
+            status = kld_base_writer_write_sparse(run->writer, run->sparse, (size_t)n, err);
+        } else if (run->writer) {
+            status = inf_kld_base_writer_write(run->writer, run->rows, (size_t)n, err);
+        }
+        if (status != GGTK_OK)
+            return status;
     }
     return GGTK_OK;
 }
