@@ -125,7 +125,7 @@ bool sparse_row_choose(const float *log_p, int32_t n_vocab, float log_p_token,
             n++;
         }
     }
-    if (!sparse_row_reserve(row, (int32_t)n))
+    if (!sparse_row_reserve(row, n > 0 ? (int32_t)n : 1))
         return false;
     /* The last token taken from the cut bucket ranks every token taken before it. */
     const inf_token last = n_take > 0 ? scratch->cand[n_take - 1] : -1;
@@ -142,6 +142,13 @@ bool sparse_row_choose(const float *log_p, int32_t n_vocab, float log_p_token,
         } else {
             rest += p[i];
         }
+    }
+    if (k == 0) {
+        /* Every token below e^-16 (a vocabulary over 8.9 million, nearly flat): the most likely
+         * one still stands for the base's choice, its code the lowest there is. */
+        row->ids[k] = top;
+        row->log_p[k++] = sparse_code_value(sparse_code(log_p[top]));
+        rest -= p[top];
     }
     row->n = k;
     row->rest = (float)rest;
