@@ -1,7 +1,9 @@
 /* convert.c - gguf-eval --kl-divergence-base-convert IN OUT: a llama-format base file rewritten
  * as a compact one, a group of rows at a time (memory: a few rows, not the file), its temporary
  * file removed if a signal ends the run. */
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "eval_tool.h"
 #include "signals.h"
@@ -53,5 +55,13 @@ ggtk_status eval_convert_base(const eval_options *opts, ggtk_error *err)
         inf_kld_base_writer_close(out);
     tool_signals_untrack(slot);
     inf_kld_base_close(in);
+    struct stat in_st, out_st;
+    if (status == GGTK_OK && stat(opts->convert_in, &in_st) == 0 &&
+        stat(opts->convert_out, &out_st) == 0)
+        fprintf(stderr, "gguf-eval: %s (%lld bytes) -> %s (%lld bytes, compact, epsilon %g, at most "
+                "%d entries per position): %.1fx smaller\n", opts->convert_in,
+                (long long)in_st.st_size, opts->convert_out, (long long)out_st.st_size,
+                opts->kld_compact.epsilon, opts->kld_compact.max_entries,
+                (double)in_st.st_size / (double)out_st.st_size);
     return status;
 }

@@ -117,11 +117,14 @@ static void decode_llama_row(const uint16_t *row, int32_t n_vocab, float *log_p)
 ggtk_status compact_writer_write_llama_rows(inf_kld_base_writer *w, const uint16_t *rows,
                                             size_t n_rows, ggtk_error *err)
 {
-    if (!w->log_p) {
+    if (!w->log_p) { /* the first rows given: the scratch space for converting them */
         w->log_p = malloc((size_t)w->n_vocab * sizeof *w->log_p);
-        if (!w->log_p || !sparse_scratch_init(&w->scratch, w->n_vocab))
+        if (!w->log_p || !sparse_scratch_init(&w->scratch, w->n_vocab)) {
+            free(w->log_p);
+            w->log_p = NULL;
             return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "%s: out of memory",
                                   w->path);
+        }
     }
     for (size_t r = 0; r < n_rows; r++) {
         const int64_t at = w->rows_written, chunk = at / w->rows_per_chunk;
@@ -163,36 +166,34 @@ void compact_writer_free(inf_kld_base_writer *w)
  * Reading
  * ------------------------------------------------------------------------------------------- */
 
-/* Check the header fields after the version; one line naming the field at fault. */
+/* One line naming a header field, its offset and value, and what was expected. */
+static bool bad_field(const inf_kld_base *b, ggtk_error *err, const char *field, uint64_t at,
+                      double value, const char *expected)
+{
+    ggtk_error_set(err, GGTK_ERR_INVALID, at, "%s: %s at byte %llu is %g, expected %s", b->path,
+                   field, (unsigned long long)at, value, expected);
+    return false;
+}
+
+/* Check the header fields after the magic. */
 static bool check_header(inf_kld_base *b, uint32_t version, uint32_t n_ctx, ggtk_error *err)
 {
     const float eps = b->params.epsilon;
-    const char *field = NULL;
-    uint64_t at = 0;
-    char expected[64] = "";
     if (version != COMPACT_VERSION) {
         ggtk_error_set(err, GGTK_ERR_VERSION, 8, "%s: compact base version %u at byte 8; this "
                        "build reads version %d", b->path, version, COMPACT_VERSION);
         return false;
     }
     if (n_ctx < 3 || n_ctx > (1u << 24))
-        field = "n_ctx", at = 12, snprintf(expected, sizeof expected, "3..%u", 1u << 24);
-    else if (b->n_vocab < 1 || b->n_vocab > (1 << 24))
-        field = "n_vocab", at = 16, snprintf(expected, sizeof expected, "1..%d", 1 << 24);
-    else if (b->n_chunk < 1)
-        field = "n_chunk", at = 20, snprintf(expected, sizeof expected, "> 0");
-    else if (!(eps >= 0 && eps < 1))
-        field = "epsilon", at = 24, snprintf(expected, sizeof expected, "0 <= epsilon < 1");
-    else if (b->params.max_entries < 1 || b->params.max_entries > b->n_vocab)
-        field = "max_entries", at = 28, snprintf(expected, sizeof expected, "1..n_vocab (%d)",
-                                                 b->n_vocab);
-    if (field) {
-        const double value = at == 12 ? n_ctx : at == 16 ? b->n_vocab : at == 20 ? b->n_chunk
-                           : at == 24 ? eps : b->params.max_entries;
-        ggtk_error_set(err, GGTK_ERR_INVALID, at, "%s: %s at byte %llu is %g, expected %s",
-                       b->path, field, (unsigned long long)at, value, expected);
-        return false;
-    }
+        return bad_field(b, err, "n_ctx", 12, n_ctx, "3..16777216");
+    if (b->n_vocab < 1 || b->n_vocab > (1 << 24))
+        return bad_field(b, err, "n_vocab", 16, b->n_vocab, "1..16777216");
+    if (b->n_chunk < 1)
+        return bad_field(b, err, "n_chunk", 20, b->n_chunk, "> 0");
+    if (!(eps >= 0 && eps < 1))
+        return bad_field(b, err, "epsilon", 24, eps, "0 <= epsilon < 1");
+    if (b->params.max_entries < 1 || b->params.max_entries > b->n_vocab)
+        return bad_field(b, err, "max_entries", 28, b->params.max_entries, "1..n_vocab");
     b->n_ctx = (int32_t)n_ctx;
     return true;
 }
@@ -204,38 +205,43 @@ static bool read_chunk_table(inf_kld_base *b, uint64_t size, ggtk_error *err)
     const uint64_t rows = (uint64_t)kld_rows_per_chunk(b->n_ctx);
     const uint64_t per_chunk = 4 * (uint64_t)b->n_ctx + 8 + rows * MIN_ROW_BYTES;
     const uint64_t room = size > COMPACT_HEADER_BYTES ? size - COMPACT_HEADER_BYTES : 0;
-    if ((uint64_t)b->n_chunk > room / per_chunk)
-        return ggtk_error_set(err, GGTK_ERR_TRUNCATED, size, "%s: truncated: n_chunk at byte 20 "
-                              "is %d, but the file's %llu bytes hold at most %llu chunks of n_ctx "
-                              "%d", b->path, b->n_chunk, (unsigned long long)size,
-                              (unsigned long long)(room / per_chunk), b->n_ctx),
-               false;
+    if ((uint64_t)b->n_chunk > room / per_chunk) {
+        ggtk_error_set(err, GGTK_ERR_TRUNCATED, size, "%s: truncated: n_chunk at byte 20 is %d, "
+                       "but the file's %llu bytes hold at most %llu chunks of n_ctx %d", b->path,
+                       b->n_chunk, (unsigned long long)size,
+                       (unsigned long long)(room / per_chunk), b->n_ctx);
+        return false;
+    }
     const uint64_t table = size - 8 * (uint64_t)b->n_chunk;
     b->rows_offset = COMPACT_HEADER_BYTES + 4 * (uint64_t)b->n_chunk * (uint64_t)b->n_ctx;
     b->chunk_ends = malloc((size_t)b->n_chunk * sizeof *b->chunk_ends);
-    if (!b->chunk_ends)
-        return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "%s: out of memory",
-                              b->path), false;
+    if (!b->chunk_ends) {
+        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "%s: out of memory", b->path);
+        return false;
+    }
     if (fseeko(b->file, (off_t)table, SEEK_SET) != 0 ||
-        fread(b->chunk_ends, 8, (size_t)b->n_chunk, b->file) != (size_t)b->n_chunk)
-        return ggtk_error_set(err, GGTK_ERR_IO, table, "%s: cannot read the chunk table at byte "
-                              "%llu: %s", b->path, (unsigned long long)table,
-                              ferror(b->file) ? strerror(errno) : "unexpected end of file"),
-               false;
+        fread(b->chunk_ends, 8, (size_t)b->n_chunk, b->file) != (size_t)b->n_chunk) {
+        ggtk_error_set(err, GGTK_ERR_IO, table, "%s: cannot read the chunk table at byte %llu: %s",
+                       b->path, (unsigned long long)table,
+                       ferror(b->file) ? strerror(errno) : "unexpected end of file");
+        return false;
+    }
     uint64_t start = b->rows_offset;
     for (int32_t c = 0; c < b->n_chunk; c++) {
+        const bool last = c == b->n_chunk - 1;
         const uint64_t least = start + rows * MIN_ROW_BYTES;
-        const uint64_t most = c == b->n_chunk - 1 ? table
-                            : start + rows * max_row_bytes(b->params.max_entries);
+        uint64_t most = start + rows * max_row_bytes(b->params.max_entries);
+        most = last || most > table ? table : most;
         const uint64_t end = b->chunk_ends[c];
-        if (end < least || end > most || (c == b->n_chunk - 1 && end != table))
-            return ggtk_error_set(err, GGTK_ERR_LAYOUT, table + 8 * (uint64_t)c,
-                                  "%s: chunk table entry %d at byte %llu ends chunk %d at byte "
-                                  "%llu, expected %llu..%llu (the last one: the table's start)",
-                                  b->path, c, (unsigned long long)(table + 8 * (uint64_t)c), c + 1,
-                                  (unsigned long long)end, (unsigned long long)least,
-                                  (unsigned long long)(most > table ? table : most)),
-                   false;
+        if (end < least || end > most || (last && end != table)) {
+            ggtk_error_set(err, GGTK_ERR_LAYOUT, table + 8 * (uint64_t)c,
+                           "%s: chunk table entry %d at byte %llu ends chunk %d at byte %llu, "
+                           "expected %llu..%llu (the last one: the table's start)", b->path, c,
+                           (unsigned long long)(table + 8 * (uint64_t)c), c + 1,
+                           (unsigned long long)end, (unsigned long long)least,
+                           (unsigned long long)most);
+            return false;
+        }
         start = end;
     }
     b->next_chunk = -1;
