@@ -274,6 +274,12 @@ TEST(test_compact_base_refuses_broken_files_in_one_line)
                      "0 entries, expected 1..400"));
     CHECK(fails_with(patched(good, "varint.ckld", rows + 8, "\xff\xff\xff\xff\x7f", 5),
                      GGTK_ERR_OVERFLOW, "does not fit 32 bits"));
+    /* A count the chunk's bytes cannot hold is refused before anything is allocated for it. */
+    char wide[512];
+    snprintf(wide, sizeof wide, "%s", test_tmpfile("wide.ckld"));
+    CHECK(write_compact_base(wide, 2, (inf_kld_compact_params){1e-3f, N_VOCAB}));
+    CHECK(fails_with(patched(wide, "huge.ckld", rows + 8, "\xb9\x17", 2), GGTK_ERR_TRUNCATED,
+                     "3001 entries, but"));
     /* An entry count larger than the row's bytes runs into the next row and breaks its sums. */
     CHECK(fails_with(patched(good, "mass.ckld", rows + 8, "\x01", 1), GGTK_ERR_INVALID,
                      "carry a probability mass"));

@@ -14,14 +14,16 @@ enum { CONVERT_GROUP = 16 };
 static ggtk_status copy_rows(inf_kld_base *in, inf_kld_base_writer *out, ggtk_error *err)
 {
     const int32_t n_ctx = inf_kld_base_n_ctx(in), per_chunk = n_ctx - 1 - n_ctx / 2;
-    uint16_t *rows = malloc((size_t)CONVERT_GROUP *
-                            inf_logprob_row_words(inf_kld_base_n_vocab(in)) * sizeof *rows);
+    /* No more rows than a chunk has: the buffer is never larger than the file. */
+    const int32_t group = per_chunk < CONVERT_GROUP ? per_chunk : CONVERT_GROUP;
+    uint16_t *rows = malloc((size_t)group * inf_logprob_row_words(inf_kld_base_n_vocab(in)) *
+                            sizeof *rows);
     if (!rows)
         return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
     ggtk_status status = GGTK_OK;
     for (int32_t c = 0; c < inf_kld_base_n_chunk(in) && status == GGTK_OK; c++) {
-        for (int32_t first = 0; first < per_chunk && status == GGTK_OK; first += CONVERT_GROUP) {
-            const int32_t n = per_chunk - first < CONVERT_GROUP ? per_chunk - first : CONVERT_GROUP;
+        for (int32_t first = 0; first < per_chunk && status == GGTK_OK; first += group) {
+            const int32_t n = per_chunk - first < group ? per_chunk - first : group;
             status = inf_kld_base_read_rows(in, c, first, n, rows, err);
             if (status == GGTK_OK)
                 status = inf_kld_base_writer_write(out, rows, (size_t)n, err);

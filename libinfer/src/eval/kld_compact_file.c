@@ -331,6 +331,12 @@ static bool get_row(row_cursor *c, sparse_row *row)
                  c->b->params.max_entries);
         return cursor_fail(c, GGTK_ERR_INVALID, what);
     }
+    /* Every entry takes at least 2 bytes: a count the chunk cannot hold allocates nothing. */
+    if (n > (c->end - c->b->next_offset) / 2) {
+        snprintf(what, sizeof what, "%u entries, but %llu bytes are left in the chunk", n,
+                 (unsigned long long)(c->end - c->b->next_offset));
+        return cursor_fail(c, GGTK_ERR_TRUNCATED, what);
+    }
     if (!sparse_row_reserve(row, (int32_t)n))
         return cursor_fail(c, GGTK_ERR_NOMEM, "out of memory");
     row->n = (int32_t)n;
