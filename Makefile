@@ -147,7 +147,10 @@ $(MODEL):
 FUZZ_SECONDS ?= 60
 FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_SRC_fuzz_text_file := tools/common/text_file.c
-FUZZ_SRC_fuzz_kld_base  := libinfer/src/eval/kld_file.c
+FUZZ_KLD_SRC := libinfer/src/eval/kld_file.c libinfer/src/eval/kld_compact_file.c \
+    libinfer/src/eval/kld_sparse_row.c tests/fuzz/kld_fuzz_stubs.c
+FUZZ_SRC_fuzz_kld_base  := $(FUZZ_KLD_SRC)
+FUZZ_SRC_fuzz_kld_compact := $(FUZZ_KLD_SRC)
 FUZZ_SRC_fuzz_imatrix   := $(filter-out %/collect.c,$(wildcard libinfer/src/imatrix/*.c))
 FUZZ_SRC_fuzz_safetensors := libinfer/src/convert/safetensors_read.c libinfer/src/convert/safetensors_dtype.c
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(GGUF_SRC) $$(FUZZ_SRC_$$*)

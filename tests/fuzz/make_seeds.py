@@ -6,6 +6,8 @@
  - fuzz_text_file: plain text, gzip (one and two members), zip (stored, deflated, a directory
    entry first, sizes in a data descriptor);
  - fuzz_kld_base: small valid base log-probability files (llama-perplexity's layout);
+ - fuzz_kld_compact: small valid compact base files (docs/eval.md, written here independently of
+   libinfer's writer) and one llama-layout file;
  - fuzz_imatrix: small importance matrices in llama-imatrix's GGUF and legacy layouts.
  - fuzz_safetensors: small safetensors files (several dtypes, a scalar, an empty tensor).
 Usage: make_seeds.py OUTDIR [MODEL]"""
@@ -162,6 +164,66 @@ def kld_seeds(out):
             f.write(base_file(n_ctx, n_vocab, n_chunk, n_ctx * n_vocab))
 
 
+def varint(v):
+    out = b""
+    while True:
+        out += bytes([(v & 0x7F) | (0x80 if v >= 0x80 else 0)])
+        v >>= 7
+        if not v:
+            return out
+
+
+def log_p_code(lp):
+    """The 1-2 byte code of a log-probability in (-16, 0] (docs/eval.md)."""
+    c = round(-lp * 4096)
+    if c <= 0x7FFF:
+        return struct.pack(">H", 0x8000 | c)
+    return bytes([min(max(int((-lp - 8) * 16), 0), 0x7F)])
+
+
+def compact_row(logits, token, epsilon, max_entries):
+    top = max(logits)
+    log_sum = math.log(sum(math.exp(x - top) for x in logits))
+    lp = [x - top - log_sum for x in logits]
+    order = sorted(range(len(lp)), key=lambda i: (-lp[i], i))
+    kept, mass = [], 0.0
+    for i in order:
+        if len(kept) == max_entries or lp[i] <= -16 or (kept and 1 - mass <= epsilon):
+            break
+        kept.append(i)
+        mass += math.exp(lp[i])
+    kept.sort()
+    rest = sum(math.exp(lp[i]) for i in range(len(lp)) if i not in kept)
+    gaps = [kept[0]] + [b - a - 1 for a, b in zip(kept, kept[1:])]
+    return (struct.pack("<ff", lp[token], rest) + varint(len(kept)) +
+            b"".join(varint(g) for g in gaps) + b"".join(log_p_code(lp[i]) for i in kept))
+
+
+def compact_file(n_ctx, n_vocab, n_chunk, seed, epsilon, max_entries):
+    rng = np.random.default_rng(seed)
+    tokens = [int(t) for t in rng.integers(0, n_vocab, n_chunk * n_ctx)]
+    data = b"GGTK-KLD" + struct.pack("<IIiifi", 1, n_ctx, n_vocab, n_chunk, epsilon, max_entries)
+    data += struct.pack(f"<{len(tokens)}i", *tokens)
+    ends = []
+    for c in range(n_chunk):
+        for r in range(n_ctx - 1 - n_ctx // 2):
+            token = tokens[c * n_ctx + n_ctx // 2 + r + 1]
+            data += compact_row([float(x) for x in 6 * rng.standard_normal(n_vocab)], token,
+                                epsilon, max_entries)
+        ends.append(len(data))
+    return data + struct.pack(f"<{n_chunk}Q", *ends)
+
+
+def kld_compact_seeds(out):
+    shapes = ((8, 5, 2, 1e-4, 5), (6, 300, 1, 1e-2, 40), (3, 1, 3, 0.0, 1), (9, 200, 2, 0.5, 3))
+    for n_ctx, n_vocab, n_chunk, epsilon, max_entries in shapes:
+        name = f"compact_{n_ctx}_{n_vocab}_{n_chunk}.ckld"
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(compact_file(n_ctx, n_vocab, n_chunk, n_vocab + n_ctx, epsilon, max_entries))
+    with open(os.path.join(out, "base_8_5_2.kld"), "wb") as f:
+        f.write(base_file(8, 5, 2, 40))
+
+
 def imatrix_seeds(out):
     """A dense entry and a 2-expert entry with one expert never reached, in both formats."""
     entries = {"blk.0.attn_q.weight": ([5.0, 16.0, 40.0], [8]),
@@ -214,6 +276,7 @@ def main():
     model = sys.argv[2] if len(sys.argv) > 2 else None
     for name, make in (("fuzz_reader", lambda d: gguf_seeds(d, model)),
                        ("fuzz_text_file", text_seeds), ("fuzz_kld_base", kld_seeds),
+                       ("fuzz_kld_compact", kld_compact_seeds),
                        ("fuzz_imatrix", imatrix_seeds), ("fuzz_safetensors", safetensors_seeds)):
         os.makedirs(os.path.join(out, name), exist_ok=True)
         make(os.path.join(out, name))

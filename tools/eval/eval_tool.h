@@ -24,6 +24,10 @@ typedef struct eval_options {
     bool json;
     const char *kld_base;   /* --kl-divergence-base FILE */
     bool kld;               /* --kl-divergence: compare with kld_base instead of writing it */
+    inf_kld_base_format kld_base_format; /* --kl-divergence-base-format llama|compact */
+    inf_kld_compact_params kld_compact;  /* --kl-divergence-epsilon, --kl-divergence-max-entries */
+    bool kld_compact_given;              /* either of those given */
+    const char *convert_in, *convert_out; /* --kl-divergence-base-convert IN OUT */
     const char *plot;
     ggtk_tensor_type kv_type;
     const char *imatrix_out;           /* --imatrix-out FILE */
@@ -39,6 +43,10 @@ int eval_options_parse(eval_options *opts, int argc, char **argv, bool *exit_now
 /* The files the run will write (the base file unless --kl-divergence, the plot) against the files
  * it reads and each other, before anything is loaded: output_path.h's checks. */
 ggtk_status eval_options_check_paths(const eval_options *opts, ggtk_error *err);
+
+/* --kl-divergence-base-convert IN OUT (convert.c): rewrite the llama-format base IN as a compact
+ * base OUT chosen by opts->kld_compact. */
+ggtk_status eval_convert_base(const eval_options *opts, ggtk_error *err);
 
 /* The importance matrix of --imatrix-out (imatrix_out.c). eval_imatrix_new: NULL with *err set
  * on failure; warns on stderr when the format and the file name disagree, as llama-imatrix does.

@@ -113,6 +113,8 @@ static bool prepare(eval_state *st)
         return false;
     inf_perplexity_params pp = {.n_ctx = n_ctx, .n_chunks = st->opts.n_chunks,
                                 .kld_base_out = st->opts.kld ? NULL : st->opts.kld_base,
+                                .kld_base_out_format = st->opts.kld_base_format,
+                                .kld_compact = st->opts.kld_compact,
                                 .kld_base_in = st->base, .imatrix = st->imatrix};
     /* The run creates the temporary base file; no signal may find it untracked. */
     tool_signals_hold();
@@ -212,6 +214,8 @@ int main(int argc, char **argv)
     ggtk_error err;
     if (eval_options_check_paths(&st.opts, &err) != GGTK_OK)
         return fail(&err);
+    if (st.opts.convert_in)
+        return eval_convert_base(&st.opts, &err) == GGTK_OK ? 0 : fail(&err);
     eval_summary summary = {.opts = &st.opts, .text_member = st.member};
     double seconds = 0;
     if (!prepare(&st)) {

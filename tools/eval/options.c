@@ -11,7 +11,8 @@
 
 typedef enum option_id {
     OPT_MODEL, OPT_TEXT, OPT_CTX, OPT_BATCH, OPT_THREADS, OPT_CHUNKS, OPT_NO_MMAP, OPT_MLOCK,
-    OPT_JSON, OPT_KLD_BASE, OPT_KLD, OPT_PLOT, OPT_KV_TYPE, OPT_IMATRIX_OUT, OPT_IMATRIX_FORMAT,
+    OPT_JSON, OPT_KLD_BASE, OPT_KLD, OPT_KLD_FORMAT, OPT_KLD_EPSILON, OPT_KLD_MAX_ENTRIES,
+    OPT_KLD_CONVERT, OPT_PLOT, OPT_KV_TYPE, OPT_IMATRIX_OUT, OPT_IMATRIX_FORMAT,
     OPT_OUT_FREQ, OPT_SAVE_FREQ, OPT_HELP,
 } option_id;
 
@@ -36,6 +37,14 @@ static const option_spec OPTIONS[] = {
      "write the log-probabilities here (or, with --kl-divergence, read them)"},
     {{"--kl-divergence", NULL, OPT_KLD, NULL},
      "compare with the --kl-divergence-base file (its tokens replace -f)"},
+    {{"--kl-divergence-base-format", NULL, OPT_KLD_FORMAT, "llama|compact"},
+     "format of the base written (default llama, llama-perplexity's; read: told by the file)"},
+    {{"--kl-divergence-epsilon", NULL, OPT_KLD_EPSILON, "E"},
+     "compact: probability mass a position may leave to its rest bucket (default 1e-4)"},
+    {{"--kl-divergence-max-entries", NULL, OPT_KLD_MAX_ENTRIES, "N"},
+     "compact: at most N tokens stored per position (default 65536)"},
+    {{"--kl-divergence-base-convert", NULL, OPT_KLD_CONVERT, "IN OUT"},
+     "rewrite the llama-format base IN as a compact base OUT (no model needed)"},
     {{"--plot", NULL, OPT_PLOT, "FILE.svg"}, "draw per-chunk PPL (and KLD) as an SVG chart"},
     {{"--kv-type", NULL, OPT_KV_TYPE, "f16|f32"}, "KV cache type (default f16, as llama.cpp)"},
     {{"--imatrix-out", NULL, OPT_IMATRIX_OUT, "FILE"},
@@ -57,7 +66,8 @@ static const cli_spec cli = {"gguf-eval: error: ", " (see --help)", EXIT_USAGE,
 static void print_help(void)
 {
     printf("usage: gguf-eval -m MODEL -f TEXT [options]\n"
-           "       gguf-eval -m MODEL --kl-divergence-base BASE --kl-divergence [options]\n\n"
+           "       gguf-eval -m MODEL --kl-divergence-base BASE --kl-divergence [options]\n"
+           "       gguf-eval --kl-divergence-base-convert IN OUT [--kl-divergence-epsilon E ...]\n\n"
            "Perplexity of a Llama GGUF model on a text, computed as llama.cpp's llama-perplexity\n"
            "does; KL-divergence against a base model's log-probabilities; importance matrices\n"
            "as llama-imatrix collects them.\n\noptions:\n");
@@ -106,6 +116,32 @@ static bool apply_option(eval_options *o, const cli_option *spec, const char *va
     case OPT_JSON: o->json = true; return true;
     case OPT_KLD_BASE: o->kld_base = value; return true;
     case OPT_KLD: o->kld = true; return true;
+    case OPT_KLD_FORMAT:
+        if (strcmp(value, "llama") == 0 || strcmp(value, "compact") == 0) {
+            o->kld_base_format = value[0] == 'c' ? INF_KLD_BASE_COMPACT : INF_KLD_BASE_LLAMA;
+            return true;
+        }
+        fprintf(stderr, "gguf-eval: error: --kl-divergence-base-format must be llama or compact, "
+                "got '%s'\n", value);
+        return false;
+    case OPT_KLD_EPSILON: {
+        char *end;
+        errno = 0;
+        double e = strtod(value, &end);
+        o->kld_compact_given = true;
+        if (!errno && end != value && !*end && e >= 0 && e < 1) {
+            o->kld_compact.epsilon = (float)e;
+            return true;
+        }
+        fprintf(stderr, "gguf-eval: error: --kl-divergence-epsilon needs a number in [0, 1), got "
+                "'%s'\n", value);
+        return false;
+    }
+    case OPT_KLD_MAX_ENTRIES:
+        o->kld_compact_given = true;
+        return parse_int(spec->name, value, 1, INT32_MAX, &v) &&
+               (o->kld_compact.max_entries = (int32_t)v, 1);
+    case OPT_KLD_CONVERT: o->convert_in = value; return true;
     case OPT_PLOT: o->plot = value; return true;
     case OPT_KV_TYPE:
         if (strcmp(value, "f16") == 0 || strcmp(value, "f32") == 0) {
@@ -139,7 +175,13 @@ static bool apply_option(eval_options *o, const cli_option *spec, const char *va
 static bool check_options(const eval_options *o)
 {
     const char *problem = NULL;
-    if (!o->model)
+    const bool compact_out = o->kld_base_format == INF_KLD_BASE_COMPACT;
+    if (o->convert_in) {
+        if (o->model || o->text || o->kld_base || o->kld || o->plot || o->imatrix_out)
+            problem = "--kl-divergence-base-convert takes no model, text or other file";
+        else if (compact_out)
+            problem = "--kl-divergence-base-convert always writes the compact format";
+    } else if (!o->model)
         problem = "-m MODEL is required";
     else if (o->kld && !o->kld_base)
         problem = "--kl-divergence needs --kl-divergence-base FILE (the base to compare with)";
@@ -147,6 +189,12 @@ static bool check_options(const eval_options *o)
         problem = "-f TEXT is required (or --kl-divergence with a base file)";
     else if (!o->imatrix_out && o->imatrix_format_given)
         problem = "--imatrix-format needs --imatrix-out FILE";
+    else if (compact_out && (o->kld || !o->kld_base))
+        problem = "--kl-divergence-base-format chooses the format of a base file written "
+                  "(--kl-divergence-base without --kl-divergence); reading tells it by the file";
+    else if (o->kld_compact_given && !compact_out)
+        problem = "--kl-divergence-epsilon and --kl-divergence-max-entries need "
+                  "--kl-divergence-base-format compact (or --kl-divergence-base-convert)";
     if (problem)
         cli_usage_error(&cli, "%s", problem);
     return problem == NULL;
@@ -155,7 +203,8 @@ static bool check_options(const eval_options *o)
 int eval_options_parse(eval_options *o, int argc, char **argv, bool *exit_now)
 {
     *o = (eval_options){.n_ctx = 512, .n_batch = 512, .use_mmap = true,
-                        .kv_type = GGTK_TENSOR_F16, .imatrix_out_freq = 10};
+                        .kv_type = GGTK_TENSOR_F16, .imatrix_out_freq = 10,
+                        .kld_compact = inf_kld_compact_params_default()};
     *exit_now = true;
     /* Not cli_parse: an operand is an unknown option here, and a missing value is named. */
     for (int i = 1; i < argc; i++) {
@@ -170,6 +219,14 @@ int eval_options_parse(eval_options *o, int argc, char **argv, bool *exit_now)
             fprintf(stderr, "gguf-eval: error: %s needs %s\n", arg.text, arg.option->value_name);
             return EXIT_USAGE;
         }
+        if (arg.option->id == OPT_KLD_CONVERT) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "gguf-eval: error: %s needs %s\n", arg.text,
+                        arg.option->value_name);
+                return EXIT_USAGE;
+            }
+            o->convert_out = argv[++i];
+        }
         if (!apply_option(o, arg.option, arg.value))
             return EXIT_USAGE;
     }
@@ -181,6 +238,11 @@ int eval_options_parse(eval_options *o, int argc, char **argv, bool *exit_now)
 
 ggtk_status eval_options_check_paths(const eval_options *o, ggtk_error *err)
 {
+    if (o->convert_in) {
+        tool_path in = {"--kl-divergence-base-convert IN", o->convert_in};
+        tool_path out = {"--kl-divergence-base-convert OUT", o->convert_out};
+        return output_paths_check(&in, 1, &out, 1, err);
+    }
     /* --kl-divergence-base is read with --kl-divergence, written without it. */
     tool_path base = {"--kl-divergence-base", o->kld_base};
     tool_path inputs[2] = {{"-m", o->model}}, outputs[3];

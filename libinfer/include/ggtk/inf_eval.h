@@ -159,10 +159,42 @@ GGTK_API inf_kld_summary inf_kld_summarize(const inf_kld_stats *stats, float *kl
                                   size_t n);
 
 /* ---------------------------------------------------------------------------------------------
- * Base log-probability files (llama-perplexity's --kl-divergence-base format, little-endian):
+ * Base log-probability files, in one of two formats (docs/eval.md has both byte layouts):
+ *
+ * INF_KLD_BASE_LLAMA - llama-perplexity's --kl-divergence-base format (little-endian):
  *   "_logits_" | n_ctx u32 | n_vocab i32 | n_chunk i32 | tokens i32[n_chunk * n_ctx] |
  *   per chunk: (n_ctx - 1 - n_ctx/2) base rows (see above) for the scored positions in order.
+ *   A row takes 2 bytes per vocabulary token (512 KiB at 262,144 tokens).
+ * INF_KLD_BASE_COMPACT - ggtk's own ("GGTK-KLD", version 1): per scored position only the most
+ *   likely tokens that carry all but `epsilon` of the base model's probability mass (at most
+ *   `max_entries`, their log-probabilities to 2^-12 nat, or 1/16 nat below e^-8), the mass of
+ *   every other token as one "rest" bucket, and the scored token's log-probability exactly. The
+ *   mean KL-divergence computed from it differs from the llama format's by less than 1e-4 with
+ *   the defaults (measured; docs/eval.md says which statistics are approximate and by how much).
+ *
+ * Readers tell the format by the magic. Both stream: a reader holds the rows asked for, a writer
+ * the rows given to it, never a whole file.
  * ------------------------------------------------------------------------------------------- */
+
+typedef enum inf_kld_base_format {
+    INF_KLD_BASE_LLAMA = 0,   /* llama-perplexity's full rows */
+    INF_KLD_BASE_COMPACT = 1, /* ggtk's: most likely tokens, a rest bucket, the scored token */
+} inf_kld_base_format;
+
+/* "llama" or "compact". */
+GGTK_API const char *inf_kld_base_format_name(inf_kld_base_format format);
+
+/* How a compact base chooses a position's entries. */
+typedef struct inf_kld_compact_params {
+    float epsilon;       /* the probability mass the entries may leave to the rest bucket,
+                            0 <= epsilon < 1 (stored in the header) */
+    int32_t max_entries; /* at most this many entries per position (>= 1; more than the
+                            vocabulary means all of it), even if more mass is then left out */
+} inf_kld_compact_params;
+
+/* The defaults: epsilon 1e-4, max_entries 65536 (chosen so that the mean KL-divergence differs
+ * from the llama format's by less than 1e-4; see docs/eval.md). */
+GGTK_API inf_kld_compact_params inf_kld_compact_params_default(void);
 
 typedef struct inf_kld_base_writer inf_kld_base_writer;
 
@@ -175,8 +207,21 @@ typedef struct inf_kld_base_writer inf_kld_base_writer;
 GGTK_API inf_kld_base_writer *inf_kld_base_writer_open(const char *path, int32_t n_ctx,
                                                        int32_t n_vocab, int32_t n_chunk,
                                                        const inf_token *tokens, ggtk_error *err);
-/* Append `n_rows` rows (n_rows * inf_logprob_row_words(n_vocab) words). GGTK_ERR_USAGE for more
- * rows than the header announces, GGTK_ERR_IO when the write fails. */
+/* The same for a compact base chosen by `params` (GGTK_ERR_USAGE for epsilon outside [0, 1) or
+ * max_entries < 1; max_entries is capped at n_vocab). */
+GGTK_API inf_kld_base_writer *inf_kld_base_writer_open_compact(const char *path, int32_t n_ctx,
+                                                               int32_t n_vocab, int32_t n_chunk,
+                                                               const inf_token *tokens,
+                                                               const inf_kld_compact_params *params,
+                                                               ggtk_error *err);
+/* The format the writer writes. */
+GGTK_API inf_kld_base_format inf_kld_base_writer_format(const inf_kld_base_writer *writer);
+/* Append `n_rows` rows (n_rows * inf_logprob_row_words(n_vocab) words) in the order of the
+ * header's chunks and scored positions. A compact writer converts each row: its entries come
+ * from the row's log-probabilities, the scored token's log-probability from the row too (so it
+ * is exact only to the row's 2^-12 step), and tokens the row clamped to its floor (more than 16
+ * below the top) are dropped. GGTK_ERR_USAGE for more rows than the header announces,
+ * GGTK_ERR_IO when the write fails. */
 GGTK_API ggtk_status inf_kld_base_writer_write(inf_kld_base_writer *writer, const uint16_t *rows,
                                                size_t n_rows, ggtk_error *err);
 /* Check that every chunk's rows were written (else GGTK_ERR_USAGE), flush, close and rename into
@@ -192,7 +237,10 @@ GGTK_API const char *inf_kld_base_writer_temp_path(const inf_kld_base_writer *wr
 
 typedef struct inf_kld_base inf_kld_base;
 
-/* Open a base file and validate its header: the magic (else GGTK_ERR_MAGIC), 3 <= n_ctx <= 2^24,
+/* Open a base file of either format (told by the magic) and validate its header: the magic
+ * (else GGTK_ERR_MAGIC), for the compact format its version (else GGTK_ERR_VERSION), epsilon and
+ * max_entries, and its chunk table (each chunk's length possible for its rows, else
+ * GGTK_ERR_LAYOUT); 3 <= n_ctx <= 2^24,
  * 1 <= n_vocab <= 2^24, n_chunk >= 1 and no more chunks than the file can hold (checked before
  * anything is allocated), every token in [0, n_vocab) (else GGTK_ERR_INVALID), and a file size
  * exactly equal to what the header announces (GGTK_ERR_TRUNCATED for a short file,
@@ -206,13 +254,27 @@ GGTK_API int32_t inf_kld_base_n_vocab(const inf_kld_base *base);
 GGTK_API int32_t inf_kld_base_n_chunk(const inf_kld_base *base);
 /* The n_chunk * n_ctx tokens of the file, owned by the reader. */
 GGTK_API const inf_token *inf_kld_base_tokens(const inf_kld_base *base);
-/* Read the rows of chunk `chunk` (0 <= chunk < n_chunk, else GGTK_ERR_USAGE) into `rows`
+/* The file's format. */
+GGTK_API inf_kld_base_format inf_kld_base_get_format(const inf_kld_base *base);
+/* A compact base: *params receives its header's epsilon and max_entries, and true; a llama
+ * base: false. */
+GGTK_API bool inf_kld_base_get_compact_params(const inf_kld_base *base,
+                                              inf_kld_compact_params *params);
+/* A llama-format base (else GGTK_ERR_USAGE; a compact base is read by a perplexity run):
+ * read the rows of chunk `chunk` (0 <= chunk < n_chunk, else GGTK_ERR_USAGE) into `rows`
  * ((n_ctx - 1 - n_ctx/2) * inf_logprob_row_words(n_vocab) words); GGTK_ERR_IO when the read
  * fails. A row no writer can produce (scale or lp_min not finite, scale outside [0, 16/65535],
  * the top log-probability outside [-ln n_vocab, 0]) is GGTK_ERR_NONFINITE or GGTK_ERR_INVALID with
  * one line naming the file, the chunk (1-based) and the row. */
 GGTK_API ggtk_status inf_kld_base_read_chunk(inf_kld_base *base, int32_t chunk, uint16_t *rows,
                                              ggtk_error *err);
+
+/* Rows first_row .. first_row + n_rows - 1 of chunk `chunk` of a llama-format base into `rows`
+ * (n_rows * inf_logprob_row_words(n_vocab) words), checked as inf_kld_base_read_chunk() checks
+ * them: a chunk read a group of rows at a time (at 262,144 tokens a chunk of 512 is 128 MiB).
+ * GGTK_ERR_USAGE for a compact base or rows outside the chunk. */
+GGTK_API ggtk_status inf_kld_base_read_rows(inf_kld_base *base, int32_t chunk, int32_t first_row,
+                                            int32_t n_rows, uint16_t *rows, ggtk_error *err);
 
 /* ---------------------------------------------------------------------------------------------
  * The perplexity run: chunks decoded with a model session, scored, and optionally written to or
@@ -225,6 +287,8 @@ typedef struct inf_perplexity_params {
     int32_t n_ctx;           /* tokens per chunk (>= 4, even is usual; <= the session's n_ctx) */
     int32_t n_chunks;        /* chunks to evaluate; <= 0: all the text holds */
     const char *kld_base_out; /* write a base file here (NULL: none) */
+    inf_kld_base_format kld_base_out_format; /* ... in this format */
+    inf_kld_compact_params kld_compact;      /* ... chosen so, when compact */
     inf_kld_base *kld_base_in; /* compare with this base (NULL: plain perplexity); the tokens and
                                   n_ctx then come from it and `tokens` must be NULL */
     inf_imatrix *imatrix;     /* collect an importance matrix into this while decoding (NULL:
@@ -234,8 +298,8 @@ typedef struct inf_perplexity_params {
                                  token; the scores are the same */
 } inf_perplexity_params;
 
-/* The defaults: n_ctx 512 (llama-perplexity's), all chunks, no base output, no base input, no
- * importance matrix. */
+/* The defaults: n_ctx 512 (llama-perplexity's), all chunks, no base output (llama format,
+ * inf_kld_compact_params_default() when compact), no base input, no importance matrix. */
 GGTK_API inf_perplexity_params inf_perplexity_params_default(void);
 
 /* Results after a chunk. */

@@ -1,7 +1,9 @@
 /* perplexity.c - the chunk loop of a perplexity or KL-divergence run, as llama-perplexity runs
  * it: each chunk decoded from an empty cache (BOS first when the vocabulary adds one), its second
  * half scored. Scores of one chunk are computed in parallel into per-position slots and summed in
- * position order, so results do not depend on the thread count. */
+ * position order, so results do not depend on the thread count. Base rows are read and written
+ * a group of positions at a time: at 262,144 tokens a llama row is 512 KiB, so a whole chunk's
+ * rows would add half the logits' memory again. */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -9,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kld_file.h"
 #include "model/model_scan.h"
 #include <ggtk/inf_eval.h>
 
@@ -26,9 +29,15 @@ struct inf_perplexity {
     int32_t next_chunk;
     inf_ppl_stats stats;
     double *nll;       /* per scored position of the current chunk */
+    /* base rows of one group of positions, read or written */
+    int32_t group;         /* positions per group */
+    uint16_t *rows;        /* llama rows */
+    sparse_row *sparse;    /* compact rows */
+    float *log_p;          /* per thread: n_vocab log-probabilities (writing compact rows) */
+    sparse_scratch *scratch; /* per thread (writing compact rows) */
+    inf_kld_compact_params compact;
     /* base output */
     inf_kld_base_writer *writer;
-    uint16_t *rows;    /* n_scored base rows */
     /* base comparison */
     inf_kld_base *base;
     inf_kld_stats kld;
@@ -49,6 +58,8 @@ static double seconds_now(void)
 inf_perplexity_params inf_perplexity_params_default(void)
 {
     inf_perplexity_params p = {.n_ctx = 512, .n_chunks = 0, .kld_base_out = NULL,
+                               .kld_base_out_format = INF_KLD_BASE_LLAMA,
+                               .kld_compact = inf_kld_compact_params_default(),
                                .kld_base_in = NULL, .imatrix = NULL};
     return p;
 }
@@ -112,27 +123,50 @@ static bool setup_tokens(inf_perplexity *run, const inf_token *tokens, size_t n_
     return true;
 }
 
-/* Scratch space for the scores of one chunk (and the KLD values of all). */
+/* The format of the base rows read or written (llama when there are none). */
+static inf_kld_base_format rows_format(const inf_perplexity *run)
+{
+    if (run->base)
+        return inf_kld_base_get_format(run->base);
+    return run->writer ? inf_kld_base_writer_format(run->writer) : INF_KLD_BASE_LLAMA;
+}
+
+/* Scratch space for the scores of one chunk, the base rows of one group (and the KLD values of
+ * all chunks). */
 static bool setup_buffers(inf_perplexity *run)
 {
     run->batch = malloc((size_t)run->n_ctx * sizeof *run->batch);
     run->nll = malloc((size_t)run->n_scored * sizeof *run->nll);
     if (!run->batch || !run->nll)
         return false;
-    if (run->writer) {
-        run->rows = malloc((size_t)run->n_scored * inf_logprob_row_words(run->n_vocab) *
-                           sizeof *run->rows);
-        if (!run->rows)
+    run->group = 4 * run->n_threads < 16 ? 16 : 4 * run->n_threads;
+    if (run->group > run->n_scored)
+        run->group = run->n_scored;
+    if (run->writer || run->base) {
+        if (rows_format(run) == INF_KLD_BASE_LLAMA) {
+            run->rows = malloc((size_t)run->group * inf_logprob_row_words(run->n_vocab) *
+                               sizeof *run->rows);
+            if (!run->rows)
+                return false;
+        } else if (!(run->sparse = calloc((size_t)run->group, sizeof *run->sparse))) {
             return false;
+        }
+    }
+    if (run->writer && rows_format(run) == INF_KLD_BASE_COMPACT) {
+        run->log_p = malloc((size_t)run->n_threads * (size_t)run->n_vocab * sizeof *run->log_p);
+        run->scratch = calloc((size_t)run->n_threads, sizeof *run->scratch);
+        if (!run->log_p || !run->scratch)
+            return false;
+        for (int t = 0; t < run->n_threads; t++)
+            if (!sparse_scratch_init(&run->scratch[t], run->n_vocab))
+                return false;
     }
     if (run->base) {
         size_t n_all = (size_t)run->n_chunks * (size_t)run->n_scored;
-        run->rows = malloc((size_t)run->n_scored * inf_logprob_row_words(run->n_vocab) *
-                           sizeof *run->rows);
         run->kld_slots = malloc((size_t)run->n_scored * sizeof *run->kld_slots);
         run->kld_values = malloc(n_all * sizeof *run->kld_values);
         run->p_diff_values = malloc(n_all * sizeof *run->p_diff_values);
-        if (!run->rows || !run->kld_slots || !run->kld_values || !run->p_diff_values)
+        if (!run->kld_slots || !run->kld_values || !run->p_diff_values)
             return false;
     }
     return true;
@@ -159,8 +193,14 @@ inf_perplexity *inf_perplexity_new(inf_session *session, const inf_token *tokens
     if (!setup_tokens(run, tokens, n_tokens, params, err))
         goto fail;
     if (params->kld_base_out) {
-        run->writer = inf_kld_base_writer_open(params->kld_base_out, run->n_ctx, run->n_vocab,
-                                               run->n_chunks, run->tokens, err);
+        run->compact = params->kld_compact;
+        run->writer = params->kld_base_out_format == INF_KLD_BASE_COMPACT
+                          ? inf_kld_base_writer_open_compact(params->kld_base_out, run->n_ctx,
+                                                             run->n_vocab, run->n_chunks,
+                                                             run->tokens, &run->compact, err)
+                          : inf_kld_base_writer_open(params->kld_base_out, run->n_ctx,
+                                                     run->n_vocab, run->n_chunks, run->tokens,
+                                                     err);
         if (!run->writer)
             goto fail;
     }
@@ -188,6 +228,13 @@ void inf_perplexity_free(inf_perplexity *run)
     free(run->batch);
     free(run->nll);
     free(run->rows);
+    for (int32_t i = 0; run->sparse && i < run->group; i++)
+        sparse_row_free(&run->sparse[i]);
+    free(run->sparse);
+    for (int t = 0; run->scratch && t < run->n_threads; t++)
+        sparse_scratch_free(&run->scratch[t]);
+    free(run->scratch);
+    free(run->log_p);
     free(run->kld_slots);
     free(run->kld_values);
     free(run->p_diff_values);
@@ -201,35 +248,6 @@ const inf_ppl_stats *inf_perplexity_stats(const inf_perplexity *run) { return &r
 const inf_kld_stats *inf_perplexity_kld_stats(const inf_perplexity *run)
 {
     return run->base ? &run->kld : NULL;
-}
-
-/* Score the chunk's positions into run->nll (comparing: also into run->kld_slots and the
- * chunk's KLD and dp values): plain, writing base rows, or comparing with base rows. The run's
- * sums are left alone until the scores are known to be finite (add_chunk). */
-static void score_chunk(inf_perplexity *run, const float *logits, const inf_token *chunk,
-                        int32_t index)
-{
-    const int32_t n_vocab = run->n_vocab;
-    const size_t row_words = inf_logprob_row_words(n_vocab);
-    float *kld_out = run->base ? run->kld_values + (size_t)index * run->n_scored : NULL;
-    float *p_diff_out = run->base ? run->p_diff_values + (size_t)index * run->n_scored : NULL;
-#pragma omp parallel for schedule(static) num_threads(run->n_threads)
-    for (int32_t r = 0; r < run->n_scored; r++) {
-        const float *row_logits = logits + (size_t)r * n_vocab;
-        const inf_token next = chunk[run->first + r + 1];
-        if (run->base) {
-            inf_kld_stats *slot = &run->kld_slots[r];
-            memset(slot, 0, sizeof *slot);
-            kld_out[r] = (float)inf_kld_token(row_logits, n_vocab, run->rows + r * row_words, next,
-                                              slot, &p_diff_out[r]);
-            run->nll[r] = slot->sum_nll;
-        } else if (run->writer) {
-            run->nll[r] = inf_logprob_row_encode(row_logits, n_vocab, next,
-                                                 run->rows + r * row_words);
-        } else {
-            run->nll[r] = inf_token_nll(row_logits, n_vocab, next);
-        }
-    }
 }
 
 /* Add the chunk's scores to the run's sums, in position order. */
@@ -259,10 +277,11 @@ static void explain_nonfinite(const inf_perplexity *run, char *why, size_t why_s
 /* Refuse a chunk with a non-finite score or KL-divergence: a NaN would otherwise poison every
  * estimate after it (llama-perplexity prints "nan" and exits 0). Names the first such position
  * and, when a weight explains it, the tensor. */
-static ggtk_status check_finite(const inf_perplexity *run, int32_t index, ggtk_error *err)
+static ggtk_status check_finite(const inf_perplexity *run, int32_t index, int32_t first,
+                                int32_t n, ggtk_error *err)
 {
     const float *kld = run->base ? run->kld_values + (size_t)index * run->n_scored : NULL;
-    for (int32_t r = 0; r < run->n_scored; r++) {
+    for (int32_t r = first; r < first + n; r++) {
         const bool bad_nll = !isfinite(run->nll[r]);
         if (!bad_nll && (!kld || isfinite(kld[r])))
             continue;
@@ -274,6 +293,74 @@ static ggtk_status check_finite(const inf_perplexity *run, int32_t index, ggtk_e
                               bad_nll ? "log-probability" : "KL-divergence",
                               isnan(value) ? "nan" : value > 0 ? "inf" : "-inf",
                               run->first + r + 1, run->n_ctx, why);
+    }
+    return GGTK_OK;
+}
+
+/* Score position r of the chunk (row g of the group) into run->nll[r] (comparing: also into
+ * run->kld_slots[r] and the chunk's KLD and dp values): plain, writing a base row, or comparing
+ * with a base row. */
+static void score_position(inf_perplexity *run, const float *row_logits, inf_token next,
+                           int32_t index, int32_t r, int32_t g)
+{
+    const int32_t n_vocab = run->n_vocab;
+    const size_t row_words = inf_logprob_row_words(n_vocab);
+    const bool compact = run->sparse != NULL;
+    if (run->base) {
+        const size_t at = (size_t)index * run->n_scored + (size_t)r;
+        inf_kld_stats *slot = &run->kld_slots[r];
+        memset(slot, 0, sizeof *slot);
+        run->kld_values[at] =
+            compact ? (float)sparse_kld_token(row_logits, n_vocab, &run->sparse[g], next, slot,
+                                              &run->p_diff_values[at])
+                    : (float)inf_kld_token(row_logits, n_vocab, run->rows + g * row_words, next,
+                                           slot, &run->p_diff_values[at]);
+        run->nll[r] = slot->sum_nll;
+    } else if (run->writer && compact) {
+        const int t = omp_get_thread_num();
+        bool ok;
+        run->nll[r] = sparse_row_from_logits(row_logits, n_vocab, next, &run->compact,
+                                             run->log_p + (size_t)t * n_vocab, &run->scratch[t],
+                                             &run->sparse[g], &ok);
+        if (!ok)
+            run->sparse[g].n = 0; /* out of memory: the group's write refuses it */
+    } else if (run->writer) {
+        run->nll[r] = inf_logprob_row_encode(row_logits, n_vocab, next, run->rows + g * row_words);
+    } else {
+        run->nll[r] = inf_token_nll(row_logits, n_vocab, next);
+    }
+}
+
+/* Score the chunk's positions a group at a time: read the group's base rows, score them in
+ * parallel, check them, write the group's rows. The run's sums are left alone until the whole
+ * chunk is known to be finite (add_chunk). */
+static ggtk_status score_chunk(inf_perplexity *run, const float *logits, const inf_token *chunk,
+                               int32_t index, ggtk_error *err)
+{
+    for (int32_t first = 0; first < run->n_scored; first += run->group) {
+        const int32_t n = run->n_scored - first < run->group ? run->n_scored - first : run->group;
+        ggtk_status status = GGTK_OK;
+        if (run->base)
+            status = run->sparse ? kld_base_read_sparse(run->base, index, first, n, run->sparse, err)
+                                 : inf_kld_base_read_rows(run->base, index, first, n, run->rows, err);
+        if (status != GGTK_OK)
+            return status;
+#pragma omp parallel for schedule(static) num_threads(run->n_threads)
+        for (int32_t g = 0; g < n; g++)
+            score_position(run, logits + (size_t)(first + g) * run->n_vocab,
+                           chunk[run->first + first + g + 1], index, first + g, g);
+        if ((status = check_finite(run, index, first, n, err)) != GGTK_OK)
+            return status;
+        if (run->writer && run->sparse) {
+            for (int32_t g = 0; g < n; g++)
+                if (run->sparse[g].n == 0)
+                    return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
+            status = kld_base_writer_write_sparse(run->writer, run->sparse, (size_t)n, err);
+        } else if (run->writer) {
+            status = inf_kld_base_writer_write(run->writer, run->rows, (size_t)n, err);
+        }
+        if (status != GGTK_OK)
+            return status;
     }
     return GGTK_OK;
 }
@@ -292,11 +379,6 @@ ggtk_status inf_perplexity_next(inf_perplexity *run, inf_chunk_result *result, g
     if (run->bos != INF_TOKEN_NONE)
         run->batch[0] = run->bos;
     ggtk_status status;
-    if (run->base) {
-        status = inf_kld_base_read_chunk(run->base, index, run->rows, err);
-        if (status != GGTK_OK)
-            return status;
-    }
     inf_session_reset(run->session);
     ggtk_error decode_err;
     /* Collecting an imatrix, every position goes through every layer (all logits). */
@@ -310,16 +392,10 @@ ggtk_status inf_perplexity_next(inf_perplexity *run, inf_chunk_result *result, g
     const float *logits = inf_session_logits(run->session, NULL) +
                           (size_t)(run->first - first_output) * (size_t)run->n_vocab;
     const inf_kld_stats kld_before = run->kld;
-    score_chunk(run, logits, chunk, index);
-    status = check_finite(run, index, err);
+    status = score_chunk(run, logits, chunk, index, err);
     if (status != GGTK_OK)
         return status;
     add_chunk(run);
-    if (run->writer) {
-        status = inf_kld_base_writer_write(run->writer, run->rows, (size_t)run->n_scored, err);
-        if (status != GGTK_OK)
-            return status;
-    }
     double chunk_sum = 0;
     for (int32_t r = 0; r < run->n_scored; r++)
         chunk_sum += run->nll[r];
