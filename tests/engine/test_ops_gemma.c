@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ggtk/inf_simd.h>
+
 #include "ggml_cpu_ref.h"
 #include "infer_util.h"
 #include "ref_ops.h"
@@ -60,6 +62,35 @@ TEST(test_gelu_and_geglu_follow_the_formula_through_fp16)
         CHECK_MSG(memcmp(&zs[i], &wg, sizeof wg) == 0, "geglu(%.9g, %.9g) = %.9g, expected %.9g",
                   v, us[i], zs[i], wg);
     }
+    inf_context_free(ctx);
+}
+
+TEST(test_gelu_and_geglu_give_the_same_bits_at_every_simd_level)
+{
+    test_rng rng = {26};
+    inf_context *ctx = data_context(16);
+    inf_tensor *x = inf_tensor_new_1d(ctx, GGTK_TENSOR_F32, N_GELU + 5); /* a ragged tail */
+    inf_tensor *up = inf_tensor_new_1d(ctx, GGTK_TENSOR_F32, N_GELU + 5);
+    gelu_inputs(x->data, N_GELU + 5, &rng);
+    ((float *)x->data)[N_GELU] = NAN;
+    tensor_fill(up, &rng, -2.0f, 2.0f);
+    const size_t bytes = (size_t)(N_GELU + 5) * sizeof(float);
+    float *want_g = malloc(bytes), *want_gg = malloc(bytes);
+    const inf_simd_level detected = inf_simd_detect();
+    for (int level = 0; level <= (int)detected; level++) {
+        inf_simd_force((inf_simd_level)level);
+        inf_tensor *g = inf_gelu(ctx, x), *gg = inf_geglu(ctx, x, up);
+        CHECK(compute_graph(ctx, g, 2) == GGTK_OK && compute_graph(ctx, gg, 2) == GGTK_OK);
+        if (level == 0) {
+            memcpy(want_g, g->data, bytes);
+            memcpy(want_gg, gg->data, bytes);
+        }
+        CHECK_MSG(memcmp(want_g, g->data, bytes) == 0 && memcmp(want_gg, gg->data, bytes) == 0,
+                  "%s differs from scalar", inf_simd_level_name((inf_simd_level)level));
+    }
+    inf_simd_force(detected);
+    free(want_g);
+    free(want_gg);
     inf_context_free(ctx);
 }
 

@@ -7,7 +7,6 @@
 #include <pthread.h>
 
 #include "cpu_gelu.h"
-#include "engine/quant_kernels/quant_internal.h"
 
 /* The table as floats: the fp16 entry widened once, so a lookup is one load. */
 static float gelu_table[1 << 16];
@@ -35,30 +34,4 @@ const float *cpu_gelu_table(void)
 {
     pthread_once(&gelu_table_once, build_gelu_table);
     return gelu_table;
-}
-
-float cpu_gelu(const float *table, float x)
-{
-    if (x <= -10.0f)
-        return 0.0f;
-    if (x >= 10.0f)
-        return x;
-    return table[quant_fp32_to_fp16(x)];
-}
-
-void cpu_gelu_row(const float *x, float *y, int64_t n)
-{
-    const float *table = cpu_gelu_table();
-    for (int64_t i = 0; i < n; i++)
-        y[i] = cpu_gelu(table, x[i]);
-}
-
-void cpu_geglu_row(const float *gate, const float *up, float *y, int64_t n)
-{
-    const float *table = cpu_gelu_table();
-    for (int64_t i = 0; i < n; i++) {
-        const float g = gate[i];
-        /* below -10 the product is 0 whatever up holds, as in ggml */
-        y[i] = g <= -10.0f ? 0.0f : cpu_gelu(table, g) * up[i];
-    }
 }

@@ -40,14 +40,6 @@ static inline float at(const char *row, size_t nb0, int64_t i)
     return v;
 }
 
-/* gelu(x) * y as ggml's GEGLU: 0 below -10 whatever y is. */
-static float gated_gelu(float x, float y)
-{
-    float g;
-    cpu_geglu_row(&x, &y, &g, 1);
-    return g;
-}
-
 enum binary_kind { BINARY_ADD, BINARY_MUL, BINARY_SWIGLU, BINARY_GEGLU };
 
 static void binary(const cpu_params *p, inf_tensor *dst, enum binary_kind kind)
@@ -73,14 +65,14 @@ static void binary(const cpu_params *p, inf_tensor *dst, enum binary_kind kind)
             } else if (kind == BINARY_SWIGLU) {
                 cpu_vec_get()->swiglu(x, y, d, ne0);
             } else {
-                cpu_geglu_row(x, y, d, ne0);
+                cpu_vec_get()->geglu(cpu_gelu_table(), x, y, d, ne0);
             }
             continue;
         }
         for (int64_t i = 0; i < ne0; i++) {
             float x = at(ra, a->nb[0], i), y = at(rb, b->nb[0], i % b_ne0);
             d[i] = kind == BINARY_ADD ? x + y : kind == BINARY_MUL ? x * y
-                 : kind == BINARY_SWIGLU ? cpu_silu(x) * y : gated_gelu(x, y);
+                 : kind == BINARY_SWIGLU ? cpu_silu(x) * y : cpu_geglu(cpu_gelu_table(), x, y);
         }
     }
 }
@@ -122,7 +114,7 @@ static float unary_one(enum unary_kind kind, float x, float param)
     switch (kind) {
     case UNARY_SCALE: y = x * param; break;
     case UNARY_SILU: y = cpu_silu(x); break;
-    case UNARY_GELU: cpu_gelu_row(&x, &y, 1); break;
+    case UNARY_GELU: y = cpu_gelu(cpu_gelu_table(), x); break;
     case UNARY_SOFTCAP: softcap_row(&x, &y, 1, param); break;
     }
     return y;
@@ -151,7 +143,7 @@ static void unary(const cpu_params *p, inf_tensor *dst, enum unary_kind kind)
                 d[i] = x[i] * param;
             break;
         case UNARY_SILU: cpu_vec_get()->silu(x, d, ne0); break;
-        case UNARY_GELU: cpu_gelu_row(x, d, ne0); break;
+        case UNARY_GELU: cpu_vec_get()->gelu(cpu_gelu_table(), x, d, ne0); break;
         case UNARY_SOFTCAP: softcap_row(x, d, ne0, param); break;
         }
     }
