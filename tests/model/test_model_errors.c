@@ -56,9 +56,9 @@ static bool remove_merges(ggtk_writer *w)
 {
     return ggtk_writer_remove(w, "tokenizer.ggml.merges") == GGTK_OK;
 }
-static bool yarn_scaling(ggtk_writer *w)
+static bool dynamic_scaling(ggtk_writer *w)
 {
-    return ggtk_writer_set_string(w, "llama.rope.scaling.type", "yarn") == GGTK_OK;
+    return ggtk_writer_set_string(w, "llama.rope.scaling.type", "dynamic") == GGTK_OK;
 }
 static bool bad_gqa(ggtk_writer *w)
 {
@@ -99,8 +99,8 @@ TEST(test_model_refuses_missing_or_mistyped_keys)
                           "llama.attention.head_count is string", true));
     CHECK(load_fails_with(edited_model(tiny_model("default"), "gqa.gguf", bad_gqa),
                           "4 attention heads cannot be grouped over 3 key/value heads", true));
-    CHECK(load_fails_with(edited_model(tiny_model("default"), "yarn.gguf", yarn_scaling),
-                          "rope scaling 'yarn' is not supported", true));
+    CHECK(load_fails_with(edited_model(tiny_model("default"), "dynamic.gguf", dynamic_scaling),
+                          "rope scaling 'dynamic' is not supported", true));
 }
 
 TEST(test_model_refuses_vocabulary_without_merges)
@@ -111,8 +111,8 @@ TEST(test_model_refuses_vocabulary_without_merges)
 
 TEST(test_model_refuses_tensors_of_unsupported_features)
 {
-    CHECK(load_fails_with(tiny_model("rope_freqs"),
-                          "unexpected tensor rope_freqs.weight: Llama 3 rope frequency factors "
+    CHECK(load_fails_with(tiny_model("moe_router"),
+                          "unexpected tensor blk.0.ffn_gate_inp.weight: mixture-of-experts layers "
                           "are not supported", true));
 }
 

@@ -1,4 +1,5 @@
-/* inf_model.h - Llama-architecture language models from GGUF files, and sessions that run them.
+/* inf_model.h - transformer language models from GGUF files (the architectures of libinfer's
+ * table, docs/models.md), and sessions that run them.
  *
  * A model is the file's hyper-parameters, its vocabulary and its weights. Weights are used in
  * place from the file's read-only map (default) or from one heap copy of the data section
@@ -9,11 +10,14 @@
  * for the largest batch. Decoding a batch builds the forward pass as a graph on the engine
  * (inf_ops.h), allocates it in that buffer and computes it.
  *
- * The forward pass is llama.cpp's "llama": token embedding, then per layer RMS-norm, Q/K/V
- * projections (optional biases), rotary embedding in the normal (non-NeoX) pairing, grouped-query
- * attention over the cache with a causal mask, output projection and residual, RMS-norm, SwiGLU
- * feed-forward and residual; a final RMS-norm and the output projection (the token embedding when
- * the file has no output.weight).
+ * The forward pass is the one llama.cpp builds for the file's general.architecture (docs/models.md
+ * lists the supported ones and what each computes): "llama" is token embedding, then per layer
+ * RMS-norm, Q/K/V projections (optional biases), rotary embedding (Llama 3.1 frequency factors and
+ * linear/YaRN/LongRoPE scaling as the file says), grouped-query attention over the cache with a
+ * causal mask, output projection and residual, RMS-norm, SwiGLU feed-forward and residual; a final
+ * RMS-norm and the output projection (the token embedding when the file has no output.weight).
+ * Other families vary that pattern (biases, per-head Q/K norms, NeoX rotary pairing, fused
+ * projections, partial rotary dimensions).
  *
  * Errors: see <ggtk/error.h>. A model's errors about its file carry the byte offset of the
  * metadata pair or tensor-info entry at fault; session errors carry GGTK_NO_OFFSET.
@@ -43,9 +47,19 @@ extern "C" {
  * Models
  * ------------------------------------------------------------------------------------------- */
 
+/* How a model stretches rotary embedding beyond its training context (<arch>.rope.scaling.type,
+ * as llama.cpp reads it: absent means linear, whose factor defaults to 1). */
+typedef enum inf_rope_scaling {
+    INF_ROPE_SCALING_NONE = 0, /* "none": positions unscaled whatever the factor */
+    INF_ROPE_SCALING_LINEAR,   /* "linear": positions times 1 / rope.scaling.factor */
+    INF_ROPE_SCALING_YARN,     /* "yarn": YaRN's blend of interpolation and extrapolation */
+    INF_ROPE_SCALING_LONGROPE, /* "longrope": per-frequency factors (rope_factors_long/short) */
+} inf_rope_scaling;
+
 /* Hyper-parameters, read from "<arch>.*" metadata (defaults as llama.cpp's where a key is
  * optional). */
 typedef struct inf_model_hparams {
+    const char *arch;     /* general.architecture: "llama", "qwen2", ... (static storage) */
     uint32_t n_ctx_train; /* context_length */
     uint32_t n_embd;      /* embedding_length */
     uint32_t n_layer;     /* block_count */
@@ -55,9 +69,14 @@ typedef struct inf_model_hparams {
     uint32_t n_embd_head; /* attention.key_length (default n_embd / n_head) */
     uint32_t n_rot;       /* rope.dimension_count (default n_embd_head) */
     uint32_t n_vocab;     /* tokens of the vocabulary (= rows of token_embd.weight) */
-    float rope_freq_base;  /* rope.freq_base (default 10000) */
-    float rope_freq_scale; /* 1 / rope.scaling.factor for linear scaling, else 1 */
-    float rms_eps;         /* attention.layer_norm_rms_epsilon */
+    uint32_t n_swa;       /* attention.sliding_window: window of sliding-window layers, 0 none */
+    uint32_t n_ctx_orig;  /* rope.scaling.original_context_length (default n_ctx_train) */
+    inf_rope_scaling rope_scaling; /* rope.scaling.type (default linear) */
+    float rope_freq_base;   /* rope.freq_base (default 10000) */
+    float rope_freq_scale;  /* 1 / rope.scaling.factor (or rope.scale_linear); 1 when there is
+                               no factor or the type is none */
+    float rope_attn_factor; /* rope.scaling.attn_factor (default 1) */
+    float rms_eps;          /* attention.layer_norm_rms_epsilon */
 } inf_model_hparams;
 
 typedef struct inf_model_params {
@@ -76,16 +95,16 @@ typedef struct inf_model inf_model;
  * wrong:
  *  - a GGUF error from the reader, with its status (GGTK_ERR_IO for a file that cannot be opened,
  *    GGTK_ERR_TRUNCATED, GGTK_ERR_MAGIC, ...), or a split set that does not hold together;
- *  - general.architecture other than "llama": GGTK_ERR_UNSUPPORTED, "unsupported architecture
- *    'X'";
+ *  - a general.architecture libinfer does not build: GGTK_ERR_UNSUPPORTED, "unsupported
+ *    architecture 'X' (supported: llama, ...)";
  *  - a missing (GGTK_ERR_NOT_FOUND) or mistyped (GGTK_ERR_TYPE) hyper-parameter key, or values
  *    that do not fit together (GGTK_ERR_INVALID, or GGTK_ERR_UNSUPPORTED for features such as
- *    mixture-of-experts);
+ *    mixture-of-experts, or a rope scaling type other than none/linear/yarn/longrope, named);
  *  - the vocabulary (inf_vocab_new's error, e.g. a BPE vocabulary without merges);
  *  - a missing tensor (GGTK_ERR_NOT_FOUND), by name, with the shape it should have; a tensor of
  *    the wrong shape (GGTK_ERR_INVALID), with the expected and actual shapes; a tensor of a type
- *    the engine cannot use there (GGTK_ERR_TYPE); a tensor that does not belong to a Llama model
- *    (GGTK_ERR_UNSUPPORTED, e.g. rope_freqs.weight or mixture-of-experts tensors);
+ *    the engine cannot use there (GGTK_ERR_TYPE); a tensor the architecture does not read
+ *    (GGTK_ERR_UNSUPPORTED, e.g. mixture-of-experts tensors, or rope_freqs.weight in a qwen2 file);
  *  - use_mlock and the weights cannot be locked (GGTK_ERR_IO); out of memory (GGTK_ERR_NOMEM).
  * Returns NULL on failure. Close with inf_model_close(). */
 GGTK_API inf_model *inf_model_open(const char *path, const inf_model_params *params,

@@ -81,10 +81,39 @@ typedef enum inf_rope_mode {
     INF_ROPE_NEOX = 2,   /* pairs (i, i + n_dims/2) - GPT-NeoX, Qwen, ... */
 } inf_rope_mode;
 
-/* Rotary position embedding. `a` is F32 [head_dim, n_head, n_tokens, 1]; `pos` is I32 [n_tokens]
- * (the position of each token). The first `n_dims` (even, <= head_dim) elements of every head are
- * rotated, pair i by angle pos * freq_scale * freq_base^(-2i/n_dims); the rest are copied.
- * freq_scale 1 is plain RoPE, below 1 linear position scaling. */
+/* How rotary embedding turns positions into angles, as ggml_rope_ext takes it. Pair i of n_dims
+ * at position p turns by theta = p * freq_base^(-2i/n_dims) / factor[i] (factor 1 without
+ * frequency factors), interpolated to freq_scale * theta; with ext_factor != 0 (YaRN) the pairs
+ * between the correction dimensions of beta_fast and beta_slow rotations over n_ctx_orig
+ * positions blend interpolation and extrapolation, and cos/sin are scaled by attn_factor *
+ * (1 + 0.1 ln(1 / freq_scale)); without, by attn_factor alone. */
+typedef struct inf_rope_params {
+    float freq_base;    /* > 0 (10000 for Llama 2) */
+    float freq_scale;   /* > 0: 1 plain, below 1 interpolation (linear or YaRN scaling) */
+    float ext_factor;   /* YaRN extrapolation mix in [0, 1]: 0 off */
+    float attn_factor;  /* > 0: multiplies cos and sin */
+    float beta_fast;    /* YaRN correction range, in rotations (llama.cpp: 32 and 1) */
+    float beta_slow;
+    int32_t n_ctx_orig; /* YaRN: the context the range refers to (the training context) */
+} inf_rope_params;
+
+/* Plain (or linearly scaled) RoPE: freq_base and freq_scale as given, ext_factor 0, attn_factor
+ * 1, beta_fast 32, beta_slow 1, n_ctx_orig 0. */
+GGTK_API inf_rope_params inf_rope_params_plain(float freq_base, float freq_scale);
+
+/* Rotary position embedding. `a` is F32 [head_dim, n_head, n_tokens, 1] (any strides); `pos` is I32
+ * [n_tokens] (the position of each token); `freq_factors` is NULL or F32 with at least n_dims/2
+ * contiguous elements (Llama 3.1's rope_freqs, LongRoPE's factors). The first `n_dims` (even,
+ * <= head_dim) elements of every head are rotated as `params` says, the rest are copied; the
+ * result is contiguous. Angles follow ggml's recurrence and operation order, so results match
+ * llama.cpp's up to the maths library's cosf/sinf. NULL (context error) on bad shapes, types or
+ * parameters. */
+GGTK_API inf_tensor *inf_rope_ext(inf_context *ctx, inf_tensor *a, inf_tensor *pos,
+                                  inf_tensor *freq_factors, int n_dims, inf_rope_mode mode,
+                                  const inf_rope_params *params);
+
+/* inf_rope_ext() without frequency factors and with inf_rope_params_plain(freq_base,
+ * freq_scale): pair i turns by pos * freq_scale * freq_base^(-2i/n_dims). */
 GGTK_API inf_tensor *inf_rope(inf_context *ctx, inf_tensor *a, inf_tensor *pos, int n_dims,
                      inf_rope_mode mode, float freq_base, float freq_scale);
 

@@ -1,5 +1,9 @@
-/* model_internal.h - what a loaded Llama model holds, shared by the loader, the session and the
- * graph builder of libinfer/src/model. */
+/* model_internal.h - what a loaded model holds, shared by the loader, the architecture table, the
+ * graph blocks and the session of libinfer/src/model.
+ *
+ * A model is one row of the architecture table (model_arch.h) plus the weights that row's tensor
+ * lists bound. Weights live in slots of inf_model (whole-model tensors) and model_layer (per
+ * block); a slot a family does not use stays NULL. */
 #ifndef MODEL_INTERNAL_H
 #define MODEL_INTERNAL_H
 
@@ -9,22 +13,43 @@
 #include <ggtk/inf_backend.h>
 #include <ggtk/inf_graph.h>
 #include <ggtk/inf_model.h>
+#include <ggtk/inf_ops.h>
 #include <ggtk/inf_tensor.h>
 
-/* The weights of one transformer block. Biases are NULL when the file has none. */
-typedef struct llama_layer {
-    inf_tensor *attn_norm;
-    inf_tensor *wq, *wk, *wv, *wo;
-    inf_tensor *bq, *bk, *bv, *bo;
-    inf_tensor *ffn_norm;
-    inf_tensor *ffn_gate, *ffn_up, *ffn_down;
-    inf_tensor *ffn_gate_b, *ffn_up_b, *ffn_down_b;
-} llama_layer;
+typedef struct model_arch model_arch;
 
+/* The weights of one transformer block: the union of every family's slots. Biases and optional
+ * tensors are NULL when the file has none. A family needing a new tensor adds a slot here and a
+ * row to its tensor list (e.g. gemma's attn_post_norm / ffn_post_norm). */
+typedef struct model_layer {
+    inf_tensor *attn_norm;
+    inf_tensor *wq, *wk, *wv, *wo;  /* separate projections ... */
+    inf_tensor *wqkv;               /* ... or one fused Q|K|V projection (then wq/wk/wv NULL) */
+    inf_tensor *bq, *bk, *bv, *bqkv, *bo;
+    inf_tensor *attn_q_norm, *attn_k_norm; /* per-head RMS-norm weights [n_embd_head] */
+    inf_tensor *ffn_norm;
+    inf_tensor *ffn_gate, *ffn_up, *ffn_down; /* ffn_up is [n_embd, 2 n_ff] when ffn_gate is
+                                                 NULL and the family fuses gate|up (phi3) */
+    inf_tensor *ffn_gate_b, *ffn_up_b, *ffn_down_b;
+} model_layer;
+
+/* Rotary embedding as one call of inf_rope_ext() computes it: the file's scaling turned into
+ * llama.cpp's context parameters (yarn ext/attn factors and correction range). */
+typedef struct rope_config {
+    int n_dims;             /* rotated elements per head */
+    inf_rope_mode mode;     /* pairing: the family's (llama NORMAL, qwen/phi NEOX) */
+    inf_rope_params params; /* base, scale, yarn factors */
+} rope_config;
+
+/* A family's own hyper-parameters (gemma: soft-capping values, the sliding-window layer pattern,
+ * the local layers' rope base) go in a struct of the family's beside these, added as a field of
+ * inf_model; its row's read_hparams fills it and its build_layer reads it (graph_builder.model). */
 struct inf_model {
     ggtk_split *split;          /* the model's file, or the parts of a split model */
     const ggtk_file *file;      /* its first part: the metadata */
+    const model_arch *arch;     /* its row of the architecture table */
     inf_model_hparams hparams;
+    rope_config rope;           /* rotary embedding of every layer (a family may vary it) */
     inf_vocab *vocab;
     inf_context *weights;       /* no-data context holding the weight tensors */
     inf_buffer **weight_buffers; /* one per part, wrapping its data section; tensors are bound
@@ -32,7 +57,10 @@ struct inf_model {
     inf_tensor *tok_embd;
     inf_tensor *output_norm;
     inf_tensor *output;         /* output.weight, or tok_embd when the file ties them */
-    llama_layer *layers;        /* hparams.n_layer */
+    inf_tensor *output_b;       /* output.bias (qwen2), or NULL */
+    inf_tensor *rope_freqs;     /* rope_freqs.weight [n_rot/2] (Llama 3.1+), or NULL */
+    inf_tensor *rope_long, *rope_short; /* rope_factors_long/short.weight [n_rot/2] (LongRoPE) */
+    model_layer *layers;        /* hparams.n_layer */
     uint64_t weight_bytes;
     uint64_t n_params;
     bool locked;                /* the data sections are mlock'ed */
@@ -40,48 +68,45 @@ struct inf_model {
 
 /* Where metadata pair `key` starts in the file (GGTK_NO_OFFSET when absent), for an error's
  * offset. */
-uint64_t llama_key_offset(const ggtk_file *file, const char *key);
+uint64_t model_key_offset(const ggtk_file *file, const char *key);
 
-/* Read the hyper-parameters of a "llama" file into *hp (n_vocab is left 0 for the loader).
- * False with `err` set on a missing, mistyped or inconsistent key. */
-bool llama_read_hparams(const ggtk_file *file, inf_model_hparams *hp, ggtk_error *err);
-
-/* Create and bind every weight tensor of a "llama" model (model->split, hparams and vocab are
- * set).
- * False with `err` naming the tensor on a missing, mis-shaped, mistyped or unexpected one. */
-bool llama_bind_weights(inf_model *model, ggtk_error *err);
+/* Create and bind every weight tensor `model->arch` lists (model->split, hparams and vocab are
+ * set). False with `err` naming the tensor on a missing, mis-shaped, mistyped or unexpected
+ * one. */
+bool model_bind_weights(inf_model *model, ggtk_error *err);
 
 /* What one forward graph computes. */
-typedef struct llama_batch_shape {
+typedef struct model_batch_shape {
     int32_t n_tokens;   /* tokens in this graph */
     int32_t n_past;     /* cache positions before them */
     int32_t out_begin;  /* first token (0-based in this graph) whose logits are wanted */
     int32_t n_out;      /* tokens with logits: n_tokens - out_begin, or 0 for none */
-} llama_batch_shape;
+} model_batch_shape;
 
 /* The forward graph of one batch, built in `ctx` (a no-data context of
- * llama_graph_context_size() bytes). */
-typedef struct llama_graph {
+ * model_graph_context_size() bytes). */
+typedef struct model_graph {
     inf_graph *graph;
     inf_tensor *tokens;    /* I32 [n_tokens], input */
     inf_tensor *positions; /* I32 [n_tokens], input */
     inf_tensor *logits;    /* F32 [n_vocab, n_out], output; NULL when n_out is 0 */
-} llama_graph;
+} model_graph;
 
 /* Bytes of the no-data context one forward graph needs. */
-size_t llama_graph_context_size(const inf_model *model);
+size_t model_graph_context_size(const inf_model *model);
 
 /* The tensors with memory of their own that a forward graph reads and writes. */
-typedef struct llama_cache {
+typedef struct model_cache {
+    int32_t n_ctx;            /* positions per layer (the session's n_ctx) */
     inf_tensor **k;           /* per layer [n_embd_kv, n_ctx] */
     inf_tensor **v;           /* per layer [n_ctx, n_embd_kv]: transposed, so that attention
                                  reads rows of positions */
     inf_tensor *attn_scratch; /* F32 [n_embd_head * n_head, n_batch]: attention output */
-} llama_cache;
+} model_cache;
 
 /* Build the forward pass of `shape` (n_tokens <= the scratch's n_batch) over `cache`. False with
  * `err` set (the context's error) when a constructor fails. */
-bool llama_build_graph(const inf_model *model, inf_context *ctx, const llama_cache *cache,
-                       llama_batch_shape shape, llama_graph *out, ggtk_error *err);
+bool model_build_graph(const inf_model *model, inf_context *ctx, const model_cache *cache,
+                       model_batch_shape shape, model_graph *out, ggtk_error *err);
 
 #endif

@@ -1,8 +1,8 @@
-/* model_load.c - opening a Llama GGUF file or split model: architecture, hyper-parameters,
- * vocabulary, and the weight tensors bound in place to their part's data (zero copy). Every
- * tensor the graph needs is checked by name against the shape the hyper-parameters imply; tensors
- * the graph would ignore are refused, since they mean a model variant whose numbers would
- * silently be wrong. */
+/* model_load.c - opening a GGUF file or split model: its row of the architecture table,
+ * hyper-parameters, vocabulary, and the weight tensors the row lists, bound in place to their
+ * part's data (zero copy). Every tensor is checked by name against the shape the hyper-parameters
+ * imply; tensors the graph would ignore are refused, since they mean a model variant whose
+ * numbers would silently be wrong. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -10,64 +10,45 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "model_internal.h"
-
-/* Symbolic sizes of weight dimensions, resolved from the hyper-parameters. */
-typedef enum dim { DIM_ONE, DIM_EMBD, DIM_Q, DIM_KV, DIM_FF, DIM_VOCAB } dim;
-
-/* One per-layer weight: "blk.<i>.<name>", stored at `offset` in llama_layer. Vectors have
- * ne1 DIM_ONE and must be F32; matrices may have any type (the session checks the engine can
- * multiply it). */
-typedef struct layer_tensor_spec {
-    const char *name;
-    size_t offset;
-    dim ne0, ne1;
-    bool optional;
-} layer_tensor_spec;
-
-#define LAYER_FIELD(field) offsetof(llama_layer, field)
-static const layer_tensor_spec LAYER_TENSORS[] = {
-    {"attn_norm.weight", LAYER_FIELD(attn_norm), DIM_EMBD, DIM_ONE, false},
-    {"attn_q.weight", LAYER_FIELD(wq), DIM_EMBD, DIM_Q, false},
-    {"attn_k.weight", LAYER_FIELD(wk), DIM_EMBD, DIM_KV, false},
-    {"attn_v.weight", LAYER_FIELD(wv), DIM_EMBD, DIM_KV, false},
-    {"attn_output.weight", LAYER_FIELD(wo), DIM_Q, DIM_EMBD, false},
-    {"attn_q.bias", LAYER_FIELD(bq), DIM_Q, DIM_ONE, true},
-    {"attn_k.bias", LAYER_FIELD(bk), DIM_KV, DIM_ONE, true},
-    {"attn_v.bias", LAYER_FIELD(bv), DIM_KV, DIM_ONE, true},
-    {"attn_output.bias", LAYER_FIELD(bo), DIM_EMBD, DIM_ONE, true},
-    {"ffn_norm.weight", LAYER_FIELD(ffn_norm), DIM_EMBD, DIM_ONE, false},
-    {"ffn_gate.weight", LAYER_FIELD(ffn_gate), DIM_EMBD, DIM_FF, false},
-    {"ffn_up.weight", LAYER_FIELD(ffn_up), DIM_EMBD, DIM_FF, false},
-    {"ffn_down.weight", LAYER_FIELD(ffn_down), DIM_FF, DIM_EMBD, false},
-    {"ffn_gate.bias", LAYER_FIELD(ffn_gate_b), DIM_FF, DIM_ONE, true},
-    {"ffn_up.bias", LAYER_FIELD(ffn_up_b), DIM_FF, DIM_ONE, true},
-    {"ffn_down.bias", LAYER_FIELD(ffn_down_b), DIM_EMBD, DIM_ONE, true},
-};
-#define N_LAYER_TENSORS (sizeof LAYER_TENSORS / sizeof LAYER_TENSORS[0])
+#include "model_arch.h"
 
 /* Why a tensor the graph does not use is in the file, when the name tells. */
 static const struct {
     const char *fragment;
     const char *reason;
 } UNSUPPORTED_TENSORS[] = {
-    {"rope_freqs", "Llama 3 rope frequency factors are not supported"},
     {"ffn_gate_inp", "mixture-of-experts layers are not supported"},
     {"_exps", "mixture-of-experts layers are not supported"},
-    {"attn_qkv", "fused QKV projections are not supported"},
 };
 
-static int64_t dim_size(const inf_model_hparams *hp, dim d)
+static int64_t dim_size(const inf_model_hparams *hp, tensor_dim d)
 {
+    const int64_t q = (int64_t)hp->n_embd_head * hp->n_head;
+    const int64_t kv = (int64_t)hp->n_embd_head * hp->n_head_kv;
     switch (d) {
     case DIM_ONE: return 1;
     case DIM_EMBD: return hp->n_embd;
-    case DIM_Q: return (int64_t)hp->n_embd_head * hp->n_head;
-    case DIM_KV: return (int64_t)hp->n_embd_head * hp->n_head_kv;
+    case DIM_Q: return q;
+    case DIM_KV: return kv;
+    case DIM_QKV: return q + 2 * kv;
+    case DIM_HEAD: return hp->n_embd_head;
     case DIM_FF: return hp->n_ff;
+    case DIM_FF2: return 2 * (int64_t)hp->n_ff;
     case DIM_VOCAB: return hp->n_vocab;
+    case DIM_ROT_HALF: return hp->n_rot / 2;
     }
     return 0;
+}
+
+bool layer_has_fused_qkv(const inf_model *model, const model_layer *layer)
+{
+    (void)model;
+    return layer->wqkv != NULL;
+}
+
+bool layer_has_separate_qkv(const inf_model *model, const model_layer *layer)
+{
+    return !layer_has_fused_qkv(model, layer);
 }
 
 /* Loading state: which file tensors have been taken. */
@@ -133,15 +114,22 @@ static bool bind_tensor(loader *ld, const char *name, int64_t ne0, int64_t ne1, 
     return true;
 }
 
-static bool bind_layer(loader *ld, uint32_t il)
+/* Bind the tensors of `specs` whose `when` holds, into the slots of `base` (inf_model or
+ * model_layer); per-layer names get the "blk.<il>." prefix (il < 0: none). */
+static bool bind_list(loader *ld, const tensor_spec *specs, size_t n, void *base, int il)
 {
     const inf_model_hparams *hp = &ld->model->hparams;
-    llama_layer *layer = &ld->model->layers[il];
-    for (size_t i = 0; i < N_LAYER_TENSORS; i++) {
-        const layer_tensor_spec *spec = &LAYER_TENSORS[i];
+    const model_layer *layer = il >= 0 ? base : NULL;
+    for (size_t i = 0; i < n; i++) {
+        const tensor_spec *spec = &specs[i];
+        if (spec->when && !spec->when(ld->model, layer))
+            continue;
         char name[96];
-        snprintf(name, sizeof name, "blk.%u.%s", il, spec->name);
-        inf_tensor **slot = (inf_tensor **)((char *)layer + spec->offset);
+        if (il >= 0)
+            snprintf(name, sizeof name, "blk.%d.%s", il, spec->name);
+        else
+            snprintf(name, sizeof name, "%s", spec->name);
+        inf_tensor **slot = (inf_tensor **)((char *)base + spec->slot);
         if (!bind_tensor(ld, name, dim_size(hp, spec->ne0), dim_size(hp, spec->ne1),
                          spec->optional, slot))
             return false;
@@ -159,10 +147,12 @@ static bool check_all_used(const loader *ld)
         int part = 0;
         const ggtk_tensor_info *info = ggtk_split_tensor(split, i, &part);
         const char *name = info->name;
-        const char *reason = "it is not part of a Llama model";
+        char reason[128];
+        snprintf(reason, sizeof reason, "it is not part of a %s model as its metadata describes it",
+                 ld->model->arch->name);
         for (size_t r = 0; r < sizeof UNSUPPORTED_TENSORS / sizeof UNSUPPORTED_TENSORS[0]; r++)
             if (strstr(name, UNSUPPORTED_TENSORS[r].fragment))
-                reason = UNSUPPORTED_TENSORS[r].reason;
+                snprintf(reason, sizeof reason, "%s", UNSUPPORTED_TENSORS[r].reason);
         ggtk_error_set(ld->err, GGTK_ERR_UNSUPPORTED, info->info_offset,
                        "%s: unexpected tensor %s: %s", ggtk_path(ggtk_split_part(split, part)),
                        name, reason);
@@ -171,9 +161,10 @@ static bool check_all_used(const loader *ld)
     return true;
 }
 
-bool llama_bind_weights(inf_model *m, ggtk_error *err)
+bool model_bind_weights(inf_model *m, ggtk_error *err)
 {
     const inf_model_hparams *hp = &m->hparams;
+    const model_arch *arch = m->arch;
     int64_t n_tensors = ggtk_split_tensor_count(m->split);
     int n_parts = ggtk_split_part_count(m->split);
     loader ld = {m, calloc((size_t)n_tensors + 1, sizeof(bool)), err};
@@ -192,11 +183,9 @@ bool llama_bind_weights(inf_model *m, ggtk_error *err)
         free(ld.used);
         return false;
     }
-    bool ok = bind_tensor(&ld, "token_embd.weight", hp->n_embd, hp->n_vocab, false, &m->tok_embd) &&
-              bind_tensor(&ld, "output_norm.weight", hp->n_embd, 1, false, &m->output_norm) &&
-              bind_tensor(&ld, "output.weight", hp->n_embd, hp->n_vocab, true, &m->output);
+    bool ok = bind_list(&ld, arch->model_tensors, arch->n_model_tensors, m, -1);
     for (uint32_t il = 0; ok && il < hp->n_layer; il++)
-        ok = bind_layer(&ld, il);
+        ok = bind_list(&ld, arch->layer_tensors, arch->n_layer_tensors, &m->layers[il], (int)il);
     ok = ok && check_all_used(&ld);
     if (ok && !m->output)
         m->output = m->tok_embd;
@@ -214,24 +203,28 @@ inf_model_params inf_model_params_default(void)
     return p;
 }
 
-static bool check_architecture(const ggtk_file *file, ggtk_error *err)
+/* The table row of general.architecture. */
+static const model_arch *find_architecture(const ggtk_file *file, ggtk_error *err)
 {
-    const char *arch = NULL;
-    ggtk_status st = ggtk_get_string(file, "general.architecture", &arch);
+    const char *name = NULL;
+    ggtk_status st = ggtk_get_string(file, "general.architecture", &name);
     if (st != GGTK_OK) {
         ggtk_error_set(err, st == GGTK_ERR_NOT_FOUND ? GGTK_ERR_NOT_FOUND : GGTK_ERR_TYPE,
-                       llama_key_offset(file, "general.architecture"),
+                       model_key_offset(file, "general.architecture"),
                        "%s: %s metadata key general.architecture", ggtk_path(file),
                        st == GGTK_ERR_NOT_FOUND ? "missing" : "non-string");
-        return false;
+        return NULL;
     }
-    if (strcmp(arch, "llama") != 0) {
-        ggtk_error_set(err, GGTK_ERR_UNSUPPORTED, llama_key_offset(file, "general.architecture"),
-                       "%s: unsupported architecture '%s' (only 'llama' is supported)",
-                       ggtk_path(file), arch);
-        return false;
+    const model_arch *arch = model_arch_find(name);
+    if (!arch) {
+        char printable[64], names[256];
+        ggtk_escape(name, strlen(name), printable, sizeof printable);
+        model_arch_names(names, sizeof names);
+        ggtk_error_set(err, GGTK_ERR_UNSUPPORTED, model_key_offset(file, "general.architecture"),
+                       "%s: unsupported architecture '%s' (supported: %s)", ggtk_path(file),
+                       printable, names);
     }
-    return true;
+    return arch;
 }
 
 static void unlock_weights(inf_model *m, int n_parts)
@@ -272,12 +265,12 @@ inf_model *inf_model_open(const char *path, const inf_model_params *params, ggtk
         return NULL;
     }
     m->file = ggtk_split_part(m->split, 0);
-    bool ok = check_architecture(m->file, err) &&
-              llama_read_hparams(m->file, &m->hparams, err) &&
+    bool ok = (m->arch = find_architecture(m->file, err)) != NULL &&
+              model_read_hparams(m, err) &&
               (m->vocab = inf_vocab_new(m->file, err)) != NULL;
     if (ok) {
         m->hparams.n_vocab = (uint32_t)inf_vocab_n_tokens(m->vocab);
-        ok = llama_bind_weights(m, err) && (!p.use_mlock || lock_weights(m, err));
+        ok = model_bind_weights(m, err) && (!p.use_mlock || lock_weights(m, err));
     }
     if (!ok) {
         inf_model_close(m);

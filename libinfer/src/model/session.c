@@ -16,7 +16,7 @@ struct inf_session {
     inf_buffer *kv_buffer;
     inf_context *scratch_ctx;
     inf_buffer *scratch_buffer;
-    llama_cache cache;
+    model_cache cache;
     inf_graph_allocator *allocator;
     size_t compute_bytes;
     int32_t n_past;
@@ -70,6 +70,7 @@ static bool create_kv_cache(inf_session *s, ggtk_error *err)
 {
     const inf_model_hparams *hp = &s->model->hparams;
     const int64_t n_embd_kv = (int64_t)hp->n_embd_head * hp->n_head_kv;
+    s->cache.n_ctx = s->params.n_ctx;
     s->cache.k = calloc(hp->n_layer, sizeof *s->cache.k);
     s->cache.v = calloc(hp->n_layer, sizeof *s->cache.v);
     s->kv_ctx = inf_context_new(2 * (size_t)hp->n_layer * inf_tensor_overhead(), true);
@@ -134,17 +135,17 @@ static bool check_supported(inf_session *s, const inf_graph *graph, ggtk_error *
  * params.n_batch outputs. */
 static bool reserve_compute(inf_session *s, ggtk_error *err)
 {
-    llama_batch_shape shape = {s->params.n_batch, s->params.n_ctx - s->params.n_batch, 0,
+    model_batch_shape shape = {s->params.n_batch, s->params.n_ctx - s->params.n_batch, 0,
                                s->params.n_batch};
-    inf_context *ctx = inf_context_new(llama_graph_context_size(s->model), true);
+    inf_context *ctx = inf_context_new(model_graph_context_size(s->model), true);
     s->allocator = inf_graph_allocator_new(s->backend);
     if (!ctx || !s->allocator) {
         inf_context_free(ctx);
         ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
         return false;
     }
-    llama_graph g;
-    bool ok = llama_build_graph(s->model, ctx, &s->cache, shape, &g, err) &&
+    model_graph g;
+    bool ok = model_build_graph(s->model, ctx, &s->cache, shape, &g, err) &&
               check_supported(s, g.graph, err);
     if (ok) {
         ggtk_error inner;
@@ -259,16 +260,16 @@ static ggtk_status take_logits(inf_session *s, const inf_tensor *logits, int32_t
 }
 
 /* Build, allocate and compute the graph of one batch; its logits go to row `row` onward. */
-static ggtk_status decode_batch(inf_session *s, const inf_token *tokens, llama_batch_shape shape,
+static ggtk_status decode_batch(inf_session *s, const inf_token *tokens, model_batch_shape shape,
                                 bool only_graph, int32_t row, ggtk_error *err)
 {
-    inf_context *ctx = inf_context_new(llama_graph_context_size(s->model), true);
+    inf_context *ctx = inf_context_new(model_graph_context_size(s->model), true);
     if (!ctx)
         return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory for the graph");
-    llama_graph g;
+    model_graph g;
     ggtk_error inner;
     ggtk_status st = GGTK_OK;
-    if (!llama_build_graph(s->model, ctx, &s->cache, shape, &g, err))
+    if (!model_build_graph(s->model, ctx, &s->cache, shape, &g, err))
         st = GGTK_ERR_INVALID;
     if (st == GGTK_OK && (st = inf_graph_allocator_alloc(s->allocator, g.graph, &inner)) != GGTK_OK)
         wrap_error(err, "allocating the graph failed", &inner);
@@ -323,7 +324,7 @@ ggtk_status inf_session_decode(inf_session *s, const inf_token *tokens, int32_t 
     }
     s->logits = NULL;
     for (int32_t start = 0; start < n_tokens; start += s->params.n_batch) {
-        llama_batch_shape shape;
+        model_batch_shape shape;
         shape.n_tokens = n_tokens - start < s->params.n_batch ? n_tokens - start : s->params.n_batch;
         shape.n_past = s->n_past;
         shape.out_begin = first_output > start ? first_output - start : 0;

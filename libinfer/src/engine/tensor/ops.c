@@ -152,34 +152,87 @@ inf_tensor *inf_softcap(inf_context *ctx, inf_tensor *a, float cap)
     return unary(ctx, INF_OP_SOFTCAP, a, 1, &cap);
 }
 
-inf_tensor *inf_rope(inf_context *ctx, inf_tensor *a, inf_tensor *pos, int n_dims,
-                     inf_rope_mode mode, float freq_base, float freq_scale)
+inf_rope_params inf_rope_params_plain(float freq_base, float freq_scale)
+{
+    inf_rope_params p = {freq_base, freq_scale, 0.0f, 1.0f, 32.0f, 1.0f, 0};
+    return p;
+}
+
+/* The first and last pair index YaRN blends, as ggml computes them: the dimension where a pair
+ * turns `rotations` times over n_ctx_orig positions, floored (fast) and ceiled (slow), clamped to
+ * [0, n_dims - 1]. */
+static void rope_yarn_range(int n_dims, const inf_rope_params *p, float range[2])
+{
+    const float pi = 3.14159265358979323846f;
+    const float start = floorf((float)n_dims * logf((float)p->n_ctx_orig / (p->beta_fast * 2 * pi)) /
+                               (2 * logf(p->freq_base)));
+    const float end = ceilf((float)n_dims * logf((float)p->n_ctx_orig / (p->beta_slow * 2 * pi)) /
+                            (2 * logf(p->freq_base)));
+    range[0] = start > 0 ? start : 0;
+    range[1] = end < (float)(n_dims - 1) ? end : (float)(n_dims - 1);
+}
+
+static bool rope_params_valid(int n_dims, const inf_tensor *a, inf_rope_mode mode,
+                              const inf_rope_params *p)
+{
+    return n_dims > 0 && n_dims % 2 == 0 && n_dims <= a->ne[0] &&
+           (mode == INF_ROPE_NORMAL || mode == INF_ROPE_NEOX) && p->freq_base > 0 &&
+           p->freq_scale > 0 && p->ext_factor >= 0 && p->ext_factor <= 1 && p->attn_factor > 0 &&
+           isfinite(p->freq_base) && isfinite(p->freq_scale) && isfinite(p->attn_factor) &&
+           (p->ext_factor == 0 || (p->n_ctx_orig > 0 && p->beta_fast > 0 && p->beta_slow > 0));
+}
+
+/* op_params of ROPE: [0] n_dims, [1] mode, [2] freq_base, [3] freq_scale, [4] ext_factor,
+ * [5] attn_factor, [6] [7] the YaRN range (pair dimensions); frequency factors are src[2]. */
+inf_tensor *inf_rope_ext(inf_context *ctx, inf_tensor *a, inf_tensor *pos,
+                         inf_tensor *freq_factors, int n_dims, inf_rope_mode mode,
+                         const inf_rope_params *params)
 {
     if (inf_source_missing(ctx, a, "ROPE") || inf_source_missing(ctx, pos, "ROPE"))
         return NULL;
     if (!expect_type(ctx, "ROPE", a, GGTK_TENSOR_F32) ||
-        !expect_type(ctx, "ROPE", pos, GGTK_TENSOR_I32))
+        !expect_type(ctx, "ROPE", pos, GGTK_TENSOR_I32) ||
+        (freq_factors && !expect_type(ctx, "ROPE", freq_factors, GGTK_TENSOR_F32)))
         return NULL;
     if (pos->ne[0] != a->ne[2] || inf_tensor_nelements(pos) != pos->ne[0] || a->ne[3] != 1) {
         inf_context_fail(ctx, "ROPE: positions " SHAPE_FMT " do not match tokens of " SHAPE_FMT,
                          SHAPE_ARGS(pos), SHAPE_ARGS(a));
         return NULL;
     }
-    if (n_dims <= 0 || n_dims % 2 != 0 || n_dims > a->ne[0] ||
-        (mode != INF_ROPE_NORMAL && mode != INF_ROPE_NEOX) || !(freq_base > 0) ||
-        !(freq_scale > 0)) {
-        inf_context_fail(ctx, "ROPE: n_dims %d (head %lld), mode %d, freq_base %g, freq_scale %g "
-                         "out of range", n_dims, (long long)a->ne[0], (int)mode, freq_base, freq_scale);
+    if (!rope_params_valid(n_dims, a, mode, params)) {
+        inf_context_fail(ctx, "ROPE: n_dims %d (head %lld), mode %d, freq_base %g, freq_scale %g, "
+                         "ext_factor %g, attn_factor %g out of range", n_dims, (long long)a->ne[0],
+                         (int)mode, params->freq_base, params->freq_scale, params->ext_factor,
+                         params->attn_factor);
         return NULL;
     }
-    inf_tensor *t = result(ctx, INF_OP_ROPE, GGTK_TENSOR_F32, a, a, pos, NULL);
+    if (freq_factors && (freq_factors->ne[0] < n_dims / 2 || freq_factors->nb[0] != sizeof(float))) {
+        inf_context_fail(ctx, "ROPE: frequency factors " SHAPE_FMT " hold fewer than %d contiguous "
+                         "values", SHAPE_ARGS(freq_factors), n_dims / 2);
+        return NULL;
+    }
+    inf_tensor *t = result(ctx, INF_OP_ROPE, GGTK_TENSOR_F32, a, a, pos, freq_factors);
     if (!t)
         return NULL;
+    float range[2] = {0.0f, 0.0f};
+    if (params->ext_factor != 0)
+        rope_yarn_range(n_dims, params, range);
     t->op_params[0] = n_dims;
     t->op_params[1] = mode;
-    inf_op_param_set_f32(t, 2, freq_base);
-    inf_op_param_set_f32(t, 3, freq_scale);
+    inf_op_param_set_f32(t, 2, params->freq_base);
+    inf_op_param_set_f32(t, 3, params->freq_scale);
+    inf_op_param_set_f32(t, 4, params->ext_factor);
+    inf_op_param_set_f32(t, 5, params->attn_factor);
+    inf_op_param_set_f32(t, 6, range[0]);
+    inf_op_param_set_f32(t, 7, range[1]);
     return t;
+}
+
+inf_tensor *inf_rope(inf_context *ctx, inf_tensor *a, inf_tensor *pos, int n_dims,
+                     inf_rope_mode mode, float freq_base, float freq_scale)
+{
+    inf_rope_params p = inf_rope_params_plain(freq_base, freq_scale);
+    return inf_rope_ext(ctx, a, pos, NULL, n_dims, mode, &p);
 }
 
 /* op_params of SOFT_MAX: [0] scale, [1] 1 when causal, [2] n_past (causal only), [3] the

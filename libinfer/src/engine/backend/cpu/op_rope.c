@@ -1,6 +1,7 @@
 /* op_rope.c - rotary position embedding, NORMAL (adjacent pairs) and NEOX (split halves)
- * layouts. Angles follow ggml's recurrence (theta multiplied by freq_base^(-2/n_dims) pair by
- * pair, in float) so results match llama.cpp bit for bit where the maths library does. */
+ * layouts, with frequency factors (src[2]), linear and YaRN scaling. Angles follow ggml's
+ * recurrence (theta multiplied by freq_base^(-2/n_dims) pair by pair, in float) and its order of
+ * operations, so results match llama.cpp bit for bit where the maths library does. */
 #include <math.h>
 
 #include "cpu_internal.h"
@@ -18,15 +19,41 @@ size_t cpu_rope_work_size(const inf_tensor *node, int n_threads)
     return (size_t)n_threads * ((size_t)node->ne[0] * sizeof(float) + 64);
 }
 
-static void fill_angles(float *table, int n_dims, float position, float freq_base,
-                        float freq_scale)
+/* The rope parameters of a node (see inf_rope_ext in ops.c for the layout). */
+typedef struct rope_angles {
+    int n_dims;
+    float freq_base, freq_scale, ext_factor, attn_factor;
+    float range[2];           /* YaRN: first and last blended pair dimension */
+    const float *factors;     /* frequency factors, or NULL */
+} rope_angles;
+
+/* YaRN's weight of extrapolation for the pair starting at element i: 1 below the range, 0 above,
+ * linear in between (ggml's ramp, on the pair index i / 2). */
+static float yarn_ramp(const float range[2], int64_t i)
 {
-    const float theta_scale = powf(freq_base, -2.0f / (float)n_dims);
+    const float span = range[1] - range[0] > 0.001f ? range[1] - range[0] : 0.001f;
+    const float y = ((float)(i / 2) - range[0]) / span;
+    return 1.0f - (y < 0 ? 0.0f : y > 1 ? 1.0f : y);
+}
+
+/* cos and sin of every pair's angle at `position`, in ggml's order of operations: theta starts
+ * at the position and is multiplied by freq_base^(-2/n_dims) pair by pair in float; each pair
+ * divides it by its frequency factor, scales it by freq_scale and, with YaRN, blends it with the
+ * unscaled angle. */
+static void fill_angles(float *table, const rope_angles *r, float position)
+{
+    const float theta_scale = powf(r->freq_base, -2.0f / (float)r->n_dims);
     float theta = position;
-    for (int i = 0; i < n_dims; i += 2) {
-        const float angle = theta * freq_scale;
-        table[i] = cosf(angle);
-        table[i + 1] = sinf(angle);
+    for (int i = 0; i < r->n_dims; i += 2) {
+        const float extrapolated = theta / (r->factors ? r->factors[i / 2] : 1.0f);
+        float angle = r->freq_scale * extrapolated, mscale = r->attn_factor;
+        if (r->ext_factor != 0.0f) {
+            const float mix = yarn_ramp(r->range, i) * r->ext_factor;
+            angle = angle * (1 - mix) + extrapolated * mix;
+            mscale *= 1.0f + 0.1f * logf(1.0f / r->freq_scale);
+        }
+        table[i] = cosf(angle) * mscale;
+        table[i + 1] = sinf(angle) * mscale;
         theta *= theta_scale;
     }
 }
@@ -34,9 +61,13 @@ static void fill_angles(float *table, int n_dims, float position, float freq_bas
 void cpu_rope_compute(const cpu_params *p, inf_tensor *node)
 {
     const inf_tensor *a = node->src[0], *pos = node->src[1];
-    const int n_dims = node->op_params[0];
+    const rope_angles angles = {
+        node->op_params[0], inf_op_param_f32(node, 2), inf_op_param_f32(node, 3),
+        inf_op_param_f32(node, 4), inf_op_param_f32(node, 5),
+        {inf_op_param_f32(node, 6), inf_op_param_f32(node, 7)},
+        node->src[2] ? (const float *)node->src[2]->data : NULL};
+    const int n_dims = angles.n_dims;
     const bool neox = node->op_params[1] == INF_ROPE_NEOX;
-    const float freq_base = inf_op_param_f32(node, 2), freq_scale = inf_op_param_f32(node, 3);
     const int64_t ne0 = node->ne[0], n_head = node->ne[1], half = n_dims / 2;
     float *table = (float *)(p->work + (size_t)p->ith * ((size_t)ne0 * sizeof(float) + 64));
     int64_t begin, end, table_token = -1;
@@ -46,7 +77,7 @@ void cpu_rope_compute(const cpu_params *p, inf_tensor *node)
         if (token != table_token) {
             int32_t position;
             memcpy(&position, (const char *)pos->data + token * pos->nb[0], sizeof position);
-            fill_angles(table, n_dims, (float)position, freq_base, freq_scale);
+            fill_angles(table, &angles, (float)position);
             table_token = token;
         }
         const char *src = (const char *)a->data + head * a->nb[1] + token * a->nb[2];

@@ -1,0 +1,78 @@
+/* arch_llama.c - "llama" (Llama 1/2/3.x, SmolLM, Mistral 7B, ...), as llama.cpp's llama builds it:
+ * RMS-norm, Q/K/V (fused or separate, optional biases), rotary embedding on adjacent pairs with
+ * Llama 3.1's rope_freqs.weight or LongRoPE factors when present, causal grouped-query attention,
+ * output projection (optional bias) and residual; RMS-norm, SwiGLU feed-forward (optional biases)
+ * and residual. */
+#include "model_arch.h"
+
+static bool uses_rope_freqs(const inf_model *model, const model_layer *layer)
+{
+    (void)layer;
+    return model->hparams.rope_scaling != INF_ROPE_SCALING_LONGROPE;
+}
+
+static bool uses_longrope(const inf_model *model, const model_layer *layer)
+{
+    return !uses_rope_freqs(model, layer);
+}
+
+static const tensor_spec MODEL_TENSORS[] = {
+    COMMON_MODEL_TENSORS,
+    {"rope_freqs.weight", MODEL_SLOT(rope_freqs), DIM_ROT_HALF, DIM_ONE, true, uses_rope_freqs},
+    {"rope_factors_long.weight", MODEL_SLOT(rope_long), DIM_ROT_HALF, DIM_ONE, true,
+     uses_longrope},
+    {"rope_factors_short.weight", MODEL_SLOT(rope_short), DIM_ROT_HALF, DIM_ONE, true,
+     uses_longrope},
+};
+
+static const tensor_spec LAYER_TENSORS[] = {
+    {"attn_norm.weight", LAYER_SLOT(attn_norm), DIM_EMBD, DIM_ONE, false, NULL},
+    COMMON_QKV_TENSORS,
+    {"attn_output.weight", LAYER_SLOT(wo), DIM_Q, DIM_EMBD, false, NULL},
+    {"attn_output.bias", LAYER_SLOT(bo), DIM_EMBD, DIM_ONE, true, NULL},
+    {"ffn_norm.weight", LAYER_SLOT(ffn_norm), DIM_EMBD, DIM_ONE, false, NULL},
+    {"ffn_gate.weight", LAYER_SLOT(ffn_gate), DIM_EMBD, DIM_FF, false, NULL},
+    {"ffn_up.weight", LAYER_SLOT(ffn_up), DIM_EMBD, DIM_FF, false, NULL},
+    {"ffn_down.weight", LAYER_SLOT(ffn_down), DIM_FF, DIM_EMBD, false, NULL},
+    {"ffn_gate.bias", LAYER_SLOT(ffn_gate_b), DIM_FF, DIM_ONE, true, NULL},
+    {"ffn_up.bias", LAYER_SLOT(ffn_up_b), DIM_FF, DIM_ONE, true, NULL},
+    {"ffn_down.bias", LAYER_SLOT(ffn_down_b), DIM_EMBD, DIM_ONE, true, NULL},
+};
+
+/* llama.cpp refuses a llama file whose rope.dimension_count is not the head size. */
+static bool read_hparams(const hparams_reader *r, inf_model *model)
+{
+    const inf_model_hparams *hp = &model->hparams;
+    if (hp->n_rot != hp->n_embd_head)
+        return hp_refuse(r, GGTK_ERR_INVALID, "rope.dimension_count",
+                         "rope.dimension_count %u must equal the head size %u for %s",
+                         hp->n_rot, hp->n_embd_head, r->arch);
+    return true;
+}
+
+/* The pre-norm block every llama-like family shares (qwen2 and qwen3 too). */
+static inf_tensor *build_layer(graph_builder *b, int il, inf_tensor *x)
+{
+    const model_layer *w = &b->model->layers[il];
+    qkv_heads qkv = block_qkv(b, w, block_rms_norm(b, x, w->attn_norm));
+    qkv.q = block_rope(b, qkv.q, &b->model->rope);
+    qkv.k = block_rope(b, qkv.k, &b->model->rope);
+    const attn_options opt = attn_options_default(b);
+    inf_tensor *attn = block_attention(b, &qkv, &opt);
+    if (!attn)
+        return NULL;
+    x = block_residual(b, x, block_linear(b, w->wo, w->bo, attn));
+    inf_tensor *ffn = block_ffn_gated(b, w, block_rms_norm(b, x, w->ffn_norm), FFN_SILU);
+    return block_residual(b, x, ffn);
+}
+
+const model_arch MODEL_ARCH_LLAMA = {
+    .name = "llama",
+    .rope_mode = INF_ROPE_NORMAL,
+    .read_hparams = read_hparams,
+    .model_tensors = MODEL_TENSORS,
+    .n_model_tensors = sizeof MODEL_TENSORS / sizeof MODEL_TENSORS[0],
+    .layer_tensors = LAYER_TENSORS,
+    .n_layer_tensors = sizeof LAYER_TENSORS / sizeof LAYER_TENSORS[0],
+    .build_layer = build_layer,
+};
