@@ -107,6 +107,8 @@ void model_arch_names(char *buf, size_t size);
 
 /* The rows' parts, each defined in arch_<name>.c. */
 extern const model_arch MODEL_ARCH_LLAMA;
+extern const model_arch MODEL_ARCH_GEMMA2;
+extern const model_arch MODEL_ARCH_GEMMA3;
 
 /* `when` predicates of the shared rows: the layer has a fused attn_qkv, or has not. */
 bool layer_has_fused_qkv(const inf_model *model, const model_layer *layer);

@@ -161,10 +161,16 @@ def fp16(x):
 
 
 def gelu_ggml(x):
-    """ggml's CPU GELU: x rounded to fp16, the tanh formula, the result rounded to fp16; 0 at or
-    below -10 and x at or above 10."""
-    h = fp16(x)
-    y = fp16(0.5 * h * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * h * (1.0 + 0.044715 * h * h))))
+    """ggml's CPU GELU: x rounded to fp16, the tanh formula in float (1 + a x^2 one fused
+    rounding), the result rounded to fp16; 0 at or below -10 and x at or above 10. numpy's float
+    tanh may differ from the C library's in the last bit, so a rare result still lands one fp16
+    step away."""
+    h = x.astype(np.float32).astype(np.float16).astype(np.float32)
+    f32 = np.float32
+    inner = (f32(0.044715) * h).astype(np.float64) * h + 1.0
+    inner = inner.astype(np.float32)
+    t = np.tanh(f32(0.79788456080286535587989211986876) * h * inner)
+    y = (f32(0.5) * h * (f32(1.0) + t)).astype(np.float16).astype(np.float64)
     return np.where(x <= -10, 0.0, np.where(x >= 10, x, y))
 
 
