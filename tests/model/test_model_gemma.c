@@ -77,7 +77,7 @@ static bool oracle_agrees(const char *variant, int32_t n_tokens, int32_t n_batch
  * oracle mirrors the table's roundings, but numpy's float tanh is not the C library's, so now and
  * then a gate lands one fp16 step (2^-11 relative) away, which the later layers carry to the
  * logits at up to ~1e-4 of the largest (the same files give mean KLD ~1e-7 against
- * llama-perplexity: tests/eval/test_eval_gemma.c). */
+ * llama-perplexity: test_model_gemma_llama_cpp.c). */
 #define TOL "3e-4"
 
 TEST(test_gemma2_softcaps_and_sliding_window_match_oracle)
