@@ -9,29 +9,6 @@
 #include "model_test_support.h"
 #include "test.h"
 
-/* Expect loading (and, when it loads, opening a session) to fail with `needle` in the message,
- * which must be one line naming the file. */
-static int load_fails_with(const char *path, const char *needle, bool names_file)
-{
-    if (!path)
-        return 0;
-    ggtk_error err = {0};
-    inf_model *m = inf_model_open(path, NULL, &err);
-    inf_session *s = NULL;
-    if (m) {
-        inf_session_params sp = inf_session_params_default();
-        sp.n_ctx = sp.n_batch = 64; /* the tiny models' context is 512 */
-        s = inf_session_new(m, &sp, &err);
-        inf_session_free(s);
-        inf_model_close(m);
-    }
-    int ok = !s && strstr(err.message, needle) && !strchr(err.message, '\n') &&
-             (!names_file || strstr(err.message, path));
-    if (!ok)
-        fprintf(stderr, "    %s: '%s' (wanted '%s')\n", path, err.message, needle);
-    return ok;
-}
-
 static bool set_arch_gpt2(ggtk_writer *w)
 {
     return ggtk_writer_set_string(w, "general.architecture", "gpt2") == GGTK_OK;
@@ -71,47 +48,47 @@ static bool one_kv_head(ggtk_writer *w)
 
 TEST(test_model_refuses_unknown_architecture)
 {
-    CHECK(load_fails_with(edited_model(tiny_model("default"), "gpt2.gguf", set_arch_gpt2),
+    CHECK(model_load_fails_with(edited_model(tiny_model("default"), "gpt2.gguf", set_arch_gpt2),
                           "unsupported architecture 'gpt2'", true));
 }
 
 TEST(test_model_refuses_missing_tensor_naming_it_and_its_shape)
 {
-    CHECK(load_fails_with(edited_model(tiny_model("default"), "no_up.gguf", remove_ffn_up),
+    CHECK(model_load_fails_with(edited_model(tiny_model("default"), "no_up.gguf", remove_ffn_up),
                           "missing tensor blk.1.ffn_up.weight (expected shape [64, 96])", true));
 }
 
 TEST(test_model_refuses_wrong_shape_with_both_shapes)
 {
-    CHECK(load_fails_with(edited_model(tiny_model("default"), "ff80.gguf", shrink_ffn),
+    CHECK(model_load_fails_with(edited_model(tiny_model("default"), "ff80.gguf", shrink_ffn),
                           "tensor blk.0.ffn_gate.weight has shape [64, 96, 1, 1], expected [64, 80]",
                           true));
-    CHECK(load_fails_with(edited_model(tiny_model("default"), "kv1.gguf", one_kv_head),
+    CHECK(model_load_fails_with(edited_model(tiny_model("default"), "kv1.gguf", one_kv_head),
                           "tensor blk.0.attn_k.weight has shape [64, 32, 1, 1], expected [64, 16]",
                           true));
 }
 
 TEST(test_model_refuses_missing_or_mistyped_keys)
 {
-    CHECK(load_fails_with(edited_model(tiny_model("default"), "no_blocks.gguf", remove_block_count),
+    CHECK(model_load_fails_with(edited_model(tiny_model("default"), "no_blocks.gguf", remove_block_count),
                           "missing metadata key llama.block_count", true));
-    CHECK(load_fails_with(edited_model(tiny_model("default"), "heads.gguf", string_head_count),
+    CHECK(model_load_fails_with(edited_model(tiny_model("default"), "heads.gguf", string_head_count),
                           "llama.attention.head_count is string", true));
-    CHECK(load_fails_with(edited_model(tiny_model("default"), "gqa.gguf", bad_gqa),
+    CHECK(model_load_fails_with(edited_model(tiny_model("default"), "gqa.gguf", bad_gqa),
                           "4 attention heads cannot be grouped over 3 key/value heads", true));
-    CHECK(load_fails_with(edited_model(tiny_model("default"), "dynamic.gguf", dynamic_scaling),
+    CHECK(model_load_fails_with(edited_model(tiny_model("default"), "dynamic.gguf", dynamic_scaling),
                           "rope scaling 'dynamic' is not supported", true));
 }
 
 TEST(test_model_refuses_vocabulary_without_merges)
 {
-    CHECK(load_fails_with(edited_model(tiny_model("default"), "no_merges.gguf", remove_merges),
+    CHECK(model_load_fails_with(edited_model(tiny_model("default"), "no_merges.gguf", remove_merges),
                           "tokenizer.ggml.merges", true));
 }
 
 TEST(test_model_refuses_tensors_of_unsupported_features)
 {
-    CHECK(load_fails_with(tiny_model("moe_router"),
+    CHECK(model_load_fails_with(tiny_model("moe_router"),
                           "unexpected tensor blk.0.ffn_gate_inp.weight: mixture-of-experts layers "
                           "are not supported", true));
 }
@@ -120,8 +97,8 @@ TEST(test_model_refuses_truncated_file)
 {
     const char *source = tiny_model("default");
     CHECK(source != NULL);
-    CHECK(load_fails_with(truncated_model(source, "cut.gguf", 200000), "truncated", true));
-    CHECK(load_fails_with(truncated_model(source, "cut_header.gguf", 1000), "left in the file",
+    CHECK(model_load_fails_with(truncated_model(source, "cut.gguf", 200000), "truncated", true));
+    CHECK(model_load_fails_with(truncated_model(source, "cut_header.gguf", 1000), "left in the file",
                           true));
 }
 

@@ -10,76 +10,36 @@
 #include "model_test_support.h"
 #include "test.h"
 
-/* The tokens decoded: a deterministic spread over the 265-token vocabulary. */
-static void make_tokens(inf_token *tokens, int32_t n)
-{
-    for (int32_t i = 0; i < n; i++)
-        tokens[i] = (inf_token)((i * 7919 + 13) % 265);
-}
-
 /* Decode n_tokens tokens with the given session shape (in `pieces` decode calls; logits from
  * `first` on in the last one) and have the oracle compare the rows. */
 static int oracle_agrees(const char *variant, int32_t n_tokens, int32_t n_batch, ggtk_tensor_type kv,
                          int pieces, int32_t first)
 {
     const char *model_path = tiny_model(variant);
-    if (!model_path)
-        return 0;
-    ggtk_error err = {0};
-    inf_model *model = inf_model_open(model_path, NULL, &err);
-    if (!model) {
-        fprintf(stderr, "    %s\n", err.message);
-        return 0;
-    }
-    inf_session_params sp = {.n_ctx = 512, .n_batch = n_batch, .n_threads = 2, .kv_type = kv};
-    inf_session *s = inf_session_new(model, &sp, &err);
-    int32_t n_vocab = (int32_t)inf_model_get_hparams(model)->n_vocab;
-    inf_token *tokens = malloc((size_t)n_tokens * sizeof *tokens);
-    float *all = malloc((size_t)n_tokens * n_vocab * sizeof *all);
-    int ok = s && all && tokens;
-    if (tokens)
-        make_tokens(tokens, n_tokens);
-    int32_t done = 0, rows_total = 0;
-    for (int p = 0; ok && p < pieces; p++) {
-        bool last = p + 1 == pieces;
-        int32_t n = last ? n_tokens - done : n_tokens / pieces;
-        int32_t out = last ? first - done : 0, rows = 0;
-        ok = inf_session_decode(s, tokens + done, n, out, &err) == GGTK_OK;
-        const float *logits = ok ? inf_session_logits(s, &rows) : NULL;
-        ok = ok && rows == n - out;
-        if (ok && last)
-            memcpy(all, logits, (size_t)rows * n_vocab * sizeof *all);
-        rows_total = rows;
-        done += n;
-    }
-    if (!ok)
-        fprintf(stderr, "    decode failed: %s\n", err.message);
     char path[512];
     snprintf(path, sizeof path, "%s", test_tmpfile("logits.f32"));
-    FILE *f = fopen(path, "wb");
-    ok = ok && f && fwrite(all, sizeof *all, (size_t)rows_total * n_vocab, f) ==
-                        (size_t)rows_total * n_vocab;
-    if (f)
-        fclose(f);
+    if (!model_path || !decode_to_file(model_path, n_tokens, n_batch, kv, pieces, first, path))
+        return 0;
     /* F32 everywhere: only summation order differs. An F16 cache rounds K and V to 11 bits. */
     const char *tolerance = kv == GGTK_TENSOR_F32 ? "2e-5" : "3e-3";
     size_t cap = 256 + (size_t)n_tokens * 8;
     char *cmd = malloc(cap);
-    int len = cmd ? snprintf(cmd, cap, "python3 tests/model/py/tiny_llama.py check '%s' '%s' %s %d",
-                             model_path, path, tolerance, first) : 0;
-    for (int32_t i = 0; cmd && i < n_tokens; i++)
+    inf_token *tokens = malloc((size_t)n_tokens * sizeof *tokens);
+    int ok = cmd && tokens;
+    if (ok)
+        oracle_tokens(tokens, n_tokens);
+    int len = ok ? snprintf(cmd, cap, "python3 tests/model/py/tiny_llama.py check '%s' '%s' %s %d",
+                            model_path, path, tolerance, first) : 0;
+    for (int32_t i = 0; ok && i < n_tokens; i++)
         len += snprintf(cmd + len, cap - (size_t)len, " %d", tokens[i]);
     char *result = NULL;
-    ok = ok && cmd && test_run(&result, "%s", cmd) == 0;
+    ok = ok && test_run(&result, "%s", cmd) == 0;
     if (result)
         fprintf(stderr, "    oracle (%s, %d tokens, kv %s): %s", variant, n_tokens,
                 kv == GGTK_TENSOR_F32 ? "f32" : "f16", result);
     free(result);
     free(cmd);
-    free(all);
     free(tokens);
-    inf_session_free(s);
-    inf_model_close(model);
     return ok;
 }
 

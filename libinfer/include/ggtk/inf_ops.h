@@ -106,8 +106,8 @@ GGTK_API inf_rope_params inf_rope_params_plain(float freq_base, float freq_scale
  * contiguous elements (Llama 3.1's rope_freqs, LongRoPE's factors). The first `n_dims` (even,
  * <= head_dim) elements of every head are rotated as `params` says, the rest are copied; the
  * result is contiguous. Angles follow ggml's recurrence and operation order, so results match
- * llama.cpp's up to the maths library's cosf/sinf. NULL (context error) on bad shapes, types or
- * parameters. */
+ * llama.cpp's to float rounding (its build fuses multiply-adds, libinfer's does not). NULL
+ * (context error) on bad shapes, types or parameters. */
 GGTK_API inf_tensor *inf_rope_ext(inf_context *ctx, inf_tensor *a, inf_tensor *pos,
                                   inf_tensor *freq_factors, int n_dims, inf_rope_mode mode,
                                   const inf_rope_params *params);

@@ -39,8 +39,9 @@ static const tensor_spec LAYER_TENSORS[] = {
     {"ffn_down.bias", LAYER_SLOT(ffn_down_b), DIM_EMBD, DIM_ONE, true, NULL},
 };
 
-/* llama.cpp refuses a llama file whose rope.dimension_count is not the head size. */
-static bool read_hparams(const hparams_reader *r, inf_model *model)
+/* llama.cpp refuses a llama file whose rope.dimension_count is not the head size (and asserts it
+ * for qwen2 and qwen3). */
+bool llama_like_read_hparams(const hparams_reader *r, inf_model *model)
 {
     const inf_model_hparams *hp = &model->hparams;
     if (hp->n_rot != hp->n_embd_head)
@@ -50,11 +51,14 @@ static bool read_hparams(const hparams_reader *r, inf_model *model)
     return true;
 }
 
-/* The pre-norm block every llama-like family shares (qwen2 and qwen3 too). */
-static inf_tensor *build_layer(graph_builder *b, int il, inf_tensor *x)
+inf_tensor *llama_like_build_layer(graph_builder *b, int il, inf_tensor *x)
 {
     const model_layer *w = &b->model->layers[il];
     qkv_heads qkv = block_qkv(b, w, block_rms_norm(b, x, w->attn_norm));
+    if (w->attn_q_norm) {
+        qkv.q = block_rms_norm(b, qkv.q, w->attn_q_norm);
+        qkv.k = block_rms_norm(b, qkv.k, w->attn_k_norm);
+    }
     qkv.q = block_rope(b, qkv.q, &b->model->rope);
     qkv.k = block_rope(b, qkv.k, &b->model->rope);
     const attn_options opt = attn_options_default(b);
@@ -69,10 +73,10 @@ static inf_tensor *build_layer(graph_builder *b, int il, inf_tensor *x)
 const model_arch MODEL_ARCH_LLAMA = {
     .name = "llama",
     .rope_mode = INF_ROPE_NORMAL,
-    .read_hparams = read_hparams,
+    .read_hparams = llama_like_read_hparams,
     .model_tensors = MODEL_TENSORS,
     .n_model_tensors = sizeof MODEL_TENSORS / sizeof MODEL_TENSORS[0],
     .layer_tensors = LAYER_TENSORS,
     .n_layer_tensors = sizeof LAYER_TENSORS / sizeof LAYER_TENSORS[0],
-    .build_layer = build_layer,
+    .build_layer = llama_like_build_layer,
 };

@@ -6,6 +6,9 @@
 #include "model_arch.h"
 
 static const model_arch *const MODEL_ARCHS[] = {
+    &MODEL_ARCH_QWEN2,
+    &MODEL_ARCH_QWEN3,
+    &MODEL_ARCH_PHI3,
     &MODEL_ARCH_LLAMA,
     &MODEL_ARCH_GEMMA2,
     &MODEL_ARCH_GEMMA3,

@@ -110,6 +110,16 @@ extern const model_arch MODEL_ARCH_LLAMA;
 extern const model_arch MODEL_ARCH_GEMMA2;
 extern const model_arch MODEL_ARCH_GEMMA3;
 
+/* The parts llama-like families share (arch_llama.c). The hyper-parameter check: rotary
+ * embedding over the whole head. The block: RMS-norm, Q/K/V (with biases when bound), per-head
+ * Q/K RMS-norm when the layer has attn_q_norm (qwen3), rope, attention, output projection
+ * (with bias when bound) and residual; RMS-norm, SwiGLU feed-forward and residual. */
+bool llama_like_read_hparams(const hparams_reader *r, inf_model *model);
+inf_tensor *llama_like_build_layer(graph_builder *b, int il, inf_tensor *x);
+
+/* The rows of the llama-like families (arch_qwen2.c, arch_qwen3.c, arch_phi3.c). */
+extern const model_arch MODEL_ARCH_QWEN2, MODEL_ARCH_QWEN3, MODEL_ARCH_PHI3;
+
 /* `when` predicates of the shared rows: the layer has a fused attn_qkv, or has not. */
 bool layer_has_fused_qkv(const inf_model *model, const model_layer *layer);
 bool layer_has_separate_qkv(const inf_model *model, const model_layer *layer);

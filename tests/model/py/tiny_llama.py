@@ -22,7 +22,6 @@ ROPE_BASE, ROPE_FACTOR, EPS = 10000.0, 2.0, 1e-5
 VARIANTS = {
     "default": {},
     "tied": {"tied": True, "biases": False, "rope_factor": None, "add_bos": False},
-    "rope_freqs": {"extra_tensor": "rope_freqs.weight"},
     "moe_router": {"extra_tensor": "blk.0.ffn_gate_inp.weight"},
     "q5_0": {"weight_type": "Q5_0"},
     "q8_0": {"weight_type": "Q8_0"},

@@ -1,7 +1,8 @@
 /* op_rope.c - rotary position embedding, NORMAL (adjacent pairs) and NEOX (split halves)
  * layouts, with frequency factors (src[2]), linear and YaRN scaling. Angles follow ggml's
  * recurrence (theta multiplied by freq_base^(-2/n_dims) pair by pair, in float) and its order of
- * operations, so results match llama.cpp bit for bit where the maths library does. */
+ * operations, so results match llama.cpp's to float rounding: its build fuses multiply-adds
+ * (tests/engine/test_rope_ggml.c measures the difference), libinfer's does not. */
 #include <math.h>
 
 #include "cpu_internal.h"
