@@ -7,9 +7,8 @@
  *
  * A session is one decoding context over a model: a KV cache sized to n_ctx positions (a
  * sliding-window layer's, as Gemma's, to min(n_ctx, n_swa + n_batch): it drops positions its
- * queries can no longer see), a CPU
- * backend with its threads, and a graph allocator whose compute buffer is sized once, at creation,
- * for the largest batch. Decoding a batch builds the forward pass as a graph on the engine
+ * queries can no longer see), a CPU backend with its threads, and a graph allocator whose compute
+ * buffer is sized once, at creation, for the largest batch. Decoding a batch builds the forward pass as a graph on the engine
  * (inf_ops.h), allocates it in that buffer and computes it.
  *
  * The forward pass is the one llama.cpp builds for the file's general.architecture (docs/models.md
