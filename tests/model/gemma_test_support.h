@@ -3,8 +3,8 @@
 #ifndef GEMMA_TEST_SUPPORT_H
 #define GEMMA_TEST_SUPPORT_H
 
-/* Path of the tiny model `variant` ("gemma2", "gemma2_defaults", "gemma3", "gemma3_pattern",
- * "gemma3_global"; see the script), made on first use in the test's scratch folder; NULL when
+/* Path of the tiny model `variant` ("gemma2", "gemma2_defaults", "gemma2_27b", "gemma3",
+ * "gemma3_pattern", "gemma3_global"; see the script), made on first use in the test's scratch folder; NULL when
  * Python fails. Static buffer per call. */
 const char *gemma_model(const char *variant);
 

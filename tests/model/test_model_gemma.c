@@ -90,6 +90,13 @@ TEST(test_gemma2_default_softcaps_and_window_match_oracle)
     CHECK(oracle_agrees("gemma2_defaults", 30, 512, 1, 0, TOL));
 }
 
+TEST(test_gemma2_27b_layer_count_scales_queries_by_embedding_per_head)
+{
+    /* 46 random layers carry a one-step GELU difference further (measured 6e-4); the other
+     * attention scale changes the logits entirely. */
+    CHECK(oracle_agrees("gemma2_27b", 30, 512, 1, 0, "3e-3"));
+}
+
 TEST(test_gemma3_qk_norms_head_size_and_window_match_oracle)
 {
     CHECK(oracle_agrees("gemma3", 60, 512, 1, 0, TOL));

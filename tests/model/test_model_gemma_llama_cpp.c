@@ -52,14 +52,20 @@ TEST(test_gemma_tiny_models_match_llama_perplexity_kld)
     const char *ref_bin = getenv("REF_BIN");
     if (!ref_bin || !*ref_bin)
         SKIP("REF_BIN is unset");
-    static const char *const variants[] = {"gemma2", "gemma2_defaults", "gemma3",
-                                           "gemma3_pattern", "gemma3_global"};
-    for (size_t i = 0; i < sizeof variants / sizeof *variants; i++) {
-        const char *model = gemma_model(variants[i]);
+    /* gemma2_27b stacks 46 random layers, which amplify the rare one-fp16-step GELU differences
+     * of summation order (measured 1.3e-5); with the other attention scale it gives 0.38. */
+    static const struct {
+        const char *variant;
+        double bound;
+    } models[] = {{"gemma2", 1e-6},         {"gemma2_defaults", 1e-6}, {"gemma2_27b", 1e-4},
+                  {"gemma3", 1e-6},         {"gemma3_pattern", 1e-6},  {"gemma3_global", 1e-6}};
+    for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
+        const char *model = gemma_model(models[i].variant);
         double kld = 1;
         CHECK(model && kld_against_llama_cpp(ref_bin, model, &kld));
-        fprintf(stderr, "    %s: mean KLD %.3g\n", variants[i], kld);
-        CHECK_MSG(kld < 1e-6, "%s: mean KLD %g against llama-perplexity", variants[i], kld);
+        fprintf(stderr, "    %s: mean KLD %.3g\n", models[i].variant, kld);
+        CHECK_MSG(kld < models[i].bound, "%s: mean KLD %g against llama-perplexity",
+                  models[i].variant, kld);
     }
 }
 

@@ -2,7 +2,7 @@
 files with gguf-py and runs the forward pass in numpy, straight from the maths as llama.cpp
 defines it: embeddings times sqrt(n_embd); RMS norms before and after attention and the FFN (the
 file's weights as stored); per-head q/k RMS norms (gemma3); NeoX rotary embedding with the
-sliding-window layers' own base; queries scaled by 1/sqrt(head size); attention-logit
+sliding-window layers' own base; queries scaled by 1/sqrt(head size) (1/sqrt(n_embd/n_head) for the 27B layer counts); attention-logit
 soft-capping (gemma2); a causal mask that sliding-window layers narrow to the last `window`
 positions; GEGLU with ggml's GELU (input and result rounded to fp16); tied output; final-logit
 soft-capping (gemma2).
@@ -32,6 +32,9 @@ VARIANTS = {
                "base": 10000.0, "base_swa": None, "attn_cap": 5.0, "final_cap": 3.0},
     "gemma2_defaults": {"arch": "gemma2", "layers": 2, "window": None, "pattern": None,
                         "base": 10000.0, "base_swa": None, "attn_cap": None, "final_cap": None},
+    # 46 layers: llama.cpp takes it for Gemma 2 27B and scales queries by 1/sqrt(n_embd/n_head)
+    "gemma2_27b": {"arch": "gemma2", "layers": 46, "window": 16, "pattern": None,
+                   "base": 10000.0, "base_swa": None, "attn_cap": None, "final_cap": None},
     "gemma3": {"arch": "gemma3", "layers": 6, "window": 16, "pattern": None,
                "base": 100000.0, "base_swa": None, "attn_cap": None, "final_cap": None},
     "gemma3_pattern": {"arch": "gemma3", "layers": 4, "window": 24, "pattern": 2,
@@ -188,6 +191,8 @@ def forward(path, tokens):
     base_swa = f.get(arch + ".rope.freq_base_swa", base if arch == "gemma2" else 10000.0)
     attn_cap = f.get(arch + ".attn_logit_softcapping", 50.0) if arch == "gemma2" else None
     final_cap = f.get(arch + ".final_logit_softcapping", 30.0 if arch == "gemma2" else None)
+    big = n_layer == (46 if arch == "gemma2" else 62)  # llama.cpp's 27B rule
+    q_scale = 1.0 / np.sqrt(N_EMBD // N_HEAD if big else HEAD)
     n = len(tokens)
     pos = np.arange(n, dtype=np.float64)
     x = t["token_embd.weight"][tokens] * np.sqrt(N_EMBD)
@@ -206,7 +211,7 @@ def forward(path, tokens):
             q = rms_norm(q, t[p + "attn_q_norm.weight"])
             k = rms_norm(k, t[p + "attn_k_norm.weight"])
         b = base_swa if swa else base
-        q = rope_neox(q, pos, b) / np.sqrt(HEAD)
+        q = rope_neox(q, pos, b) * q_scale
         k = rope_neox(k, pos, b)
         out = np.empty((n, N_HEAD, HEAD))
         for hd in range(N_HEAD):
