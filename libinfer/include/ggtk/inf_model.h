@@ -5,9 +5,10 @@
  * place from the file's read-only map (default) or from one heap copy of the data section
  * (use_mmap false); either way no tensor is converted at load time.
  *
- * A session is one decoding context over a model: a KV cache sized to n_ctx positions, a CPU
- * backend with its threads, and a graph allocator whose compute buffer is sized once, at creation,
- * for the largest batch. Decoding a batch builds the forward pass as a graph on the engine
+ * A session is one decoding context over a model: a KV cache sized to n_ctx positions (a
+ * sliding-window layer's, as Gemma's, to min(n_ctx, n_swa + n_batch): it drops positions its
+ * queries can no longer see), a CPU backend with its threads, and a graph allocator whose compute
+ * buffer is sized once, at creation, for the largest batch. Decoding a batch builds the forward pass as a graph on the engine
  * (inf_ops.h), allocates it in that buffer and computes it.
  *
  * The forward pass is the one llama.cpp builds for the file's general.architecture (docs/models.md
@@ -70,7 +71,8 @@ typedef struct inf_model_hparams {
     uint32_t n_rot;       /* rope.dimension_count (default n_embd_head) */
     uint32_t n_vocab;     /* tokens of the vocabulary (= rows of token_embd.weight) */
     uint32_t n_swa;       /* attention.sliding_window: window of sliding-window layers, 0 none
-                             (phi3 reads it but, as llama.cpp, attends to the whole context) */
+                             (gemma2: default 4096; phi3 reads it but, as llama.cpp, attends to
+                             the whole context) */
     uint32_t n_ctx_orig;  /* rope.scaling.original_context_length (default n_ctx_train) */
     inf_rope_scaling rope_scaling; /* rope.scaling.type (default linear) */
     float rope_freq_base;   /* rope.freq_base (default 10000) */

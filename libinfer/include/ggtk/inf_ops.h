@@ -56,6 +56,21 @@ GGTK_API inf_tensor *inf_silu(inf_context *ctx, inf_tensor *a);
 /* silu(gate) * up element-wise (the SwiGLU feed-forward product); same shapes, F32. */
 GGTK_API inf_tensor *inf_swiglu(inf_context *ctx, inf_tensor *gate, inf_tensor *up);
 
+/* GELU with the tanh approximation, 0.5 x (1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2))), computed
+ * as ggml's CPU backend does, so results equal llama.cpp's bit for bit: x <= -10 gives 0, x >= 10
+ * gives x, and in between x is rounded to fp16 and the result is the fp16-rounded GELU of that
+ * value (ggml's lookup table). F32. */
+GGTK_API inf_tensor *inf_gelu(inf_context *ctx, inf_tensor *a);
+
+/* gelu(gate) * up element-wise (the GEGLU feed-forward product of Gemma), gelu as inf_gelu();
+ * same shapes, F32. */
+GGTK_API inf_tensor *inf_geglu(inf_context *ctx, inf_tensor *gate, inf_tensor *up);
+
+/* Soft-capping, cap * tanh(a * (1 / cap)) element-wise with 1 / cap rounded to float first: the
+ * same floats as llama.cpp's scale, tanh, scale (Gemma 2's attention and final logits). `cap`
+ * must be > 0 and finite. F32. */
+GGTK_API inf_tensor *inf_softcap(inf_context *ctx, inf_tensor *a, float cap);
+
 /* Each row of `a` (F32) divided by sqrt(mean of its squares + eps). No weight: multiply by the
  * norm weight with inf_mul(). */
 GGTK_API inf_tensor *inf_rms_norm(inf_context *ctx, inf_tensor *a, float eps);
@@ -110,6 +125,14 @@ GGTK_API inf_tensor *inf_soft_max(inf_context *ctx, inf_tensor *a, inf_tensor *m
  * sequence whose first query sits at position n_past sees key positions 0..n_past + i only.
  * `a` is F32 [n_kv, n_q, ne2, ne3] with n_kv >= n_past + n_q. */
 GGTK_API inf_tensor *inf_soft_max_causal(inf_context *ctx, inf_tensor *a, float scale, int64_t n_past);
+
+/* inf_soft_max_causal() with a sliding window: query row i (position n_past + i) sees only the
+ * `window` key positions n_past + i - window + 1 .. n_past + i (a sliding-window attention layer;
+ * llama.cpp's standard SWA mask hides a key when query position - key position >= window).
+ * Positions are indices into dimension 0 of `a`, so a cache that drops old positions passes
+ * n_past relative to its first kept position. window >= 1. */
+GGTK_API inf_tensor *inf_soft_max_causal_window(inf_context *ctx, inf_tensor *a, float scale,
+                                                int64_t n_past, int64_t window);
 
 /* Matrix product. `a` is [K, M, A2, A3] of any type libinfer can dequantize (weights, a K
  * cache, ...; Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and the K types multiply in 8-bit integers, the others

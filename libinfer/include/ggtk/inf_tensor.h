@@ -66,9 +66,12 @@ typedef enum inf_op {
     INF_OP_SCALE,     /* src[0] * constant */
     INF_OP_SILU,      /* x * sigmoid(x) */
     INF_OP_SWIGLU,    /* silu(src[0]) * src[1] */
+    INF_OP_GELU,      /* GELU, tanh approximation, as ggml's CPU backend computes it */
+    INF_OP_GEGLU,     /* gelu(src[0]) * src[1] */
+    INF_OP_SOFTCAP,   /* c * tanh(x / c) */
     INF_OP_RMS_NORM,  /* x / sqrt(mean(x^2) + eps), per row */
     INF_OP_ROPE,      /* rotary position embedding of src[0] at positions src[1] */
-    INF_OP_SOFT_MAX,  /* softmax(src[0] * scale + mask) per row, mask src[1] or causal */
+    INF_OP_SOFT_MAX,  /* softmax(src[0] * scale + mask) per row, mask src[1] or causal (windowed) */
     INF_OP_MUL_MAT,   /* src[1] rows times src[0] rows: dst[m, n] = dot(src0 row m, src1 row n) */
     INF_OP_COUNT
 } inf_op;

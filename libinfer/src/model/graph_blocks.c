@@ -4,7 +4,9 @@
  * [n_ctx, n_embd_kv], so that the product with the attention weights reads contiguous rows of
  * positions. New keys and values are copied into the cache first (the graph is expanded with
  * those copies before the reads are built, which orders them), then attention reads positions
- * 0 .. n_past + n_tokens - 1 back from the cache, in the cache's type, as llama.cpp does. */
+ * 0 .. n_past + n_tokens - 1 back from the cache, in the cache's type, as llama.cpp does. A
+ * sliding-window layer's cache holds positions from shape.swa_first on (kv_window.h), and its
+ * queries read only the window's positions. */
 #include "graph_blocks.h"
 
 #include <math.h>
@@ -76,17 +78,24 @@ attn_options attn_options_default(const graph_builder *b)
     return opt;
 }
 
-/* Copy this batch's keys and values into the layer's cache and order the copies before any
- * later read of the cache. */
+/* The cache cell of this batch's first token: its position, less the positions a
+ * sliding-window layer's cache has dropped (kv_window.h). */
+static int64_t first_cell(const graph_builder *b, const attn_options *opt)
+{
+    return b->shape.n_past - (opt->window > 0 ? b->shape.swa_first : 0);
+}
+
+/* Copy this batch's keys and values into the layer's cache from cell `cell` on and order the
+ * copies before any later read of the cache. */
 static void store_kv(graph_builder *b, inf_tensor *k_cache, inf_tensor *v_cache, inf_tensor *k,
-                     inf_tensor *v)
+                     inf_tensor *v, int64_t cell)
 {
     const int32_t n = b->shape.n_tokens;
     const int64_t n_embd_kv = k_cache->ne[0];
     inf_tensor *k_dst = inf_view_2d(b->ctx, k_cache, n_embd_kv, n, k_cache->nb[1],
-                                    (size_t)b->shape.n_past * k_cache->nb[1]);
+                                    (size_t)cell * k_cache->nb[1]);
     inf_tensor *v_dst = inf_view_2d(b->ctx, v_cache, n, n_embd_kv, v_cache->nb[1],
-                                    (size_t)b->shape.n_past * v_cache->nb[0]);
+                                    (size_t)cell * v_cache->nb[0]);
     inf_tensor *k_stored = inf_cpy(b->ctx, k, k_dst);
     inf_tensor *v_stored = inf_cpy(b->ctx, inf_transpose(b->ctx, v), v_dst);
     if (!k_stored || !v_stored || inf_graph_expand(b->graph, k_stored, NULL) != GGTK_OK ||
@@ -95,24 +104,32 @@ static void store_kv(graph_builder *b, inf_tensor *k_cache, inf_tensor *v_cache,
 }
 
 /* Attention of the query tokens [c0, c0 + nq) of q ([head, n_head, n_tokens]) over the cache
- * positions they may see, 0 .. n_past + c0 + nq - 1 (grouped-query: head h reads key/value head
- * h / (n_head / n_head_kv)). Returns [head, nq, n_head]. */
+ * cells they may see: up to their own, and with a sliding window only the last opt->window
+ * (grouped-query: head h reads key/value head h / (n_head / n_head_kv)). Scores are soft-capped
+ * before the softmax when opt->softcap > 0. Returns [head, nq, n_head]. */
 static inf_tensor *attend(graph_builder *b, inf_tensor *k_cache, inf_tensor *v_cache,
                           inf_tensor *q, int32_t c0, int32_t nq, const attn_options *opt)
 {
     const inf_model_hparams *hp = b->hp;
     const int64_t head = hp->n_embd_head;
-    const int64_t n_kv = b->shape.n_past + c0 + nq;
+    const int64_t q_cell = first_cell(b, opt) + c0; /* the cell of query c0 */
+    /* the first key any query of the block sees */
+    const int64_t k0 = opt->window > 0 && q_cell >= opt->window ? q_cell - opt->window + 1 : 0;
+    const int64_t n_kv = q_cell + nq - k0;
     const size_t k_head_bytes = inf_type_row_size(k_cache->type, head);
     inf_tensor *k = inf_view_3d(b->ctx, k_cache, head, n_kv, hp->n_head_kv, k_cache->nb[1],
-                                k_head_bytes, 0);
+                                k_head_bytes, (size_t)k0 * k_cache->nb[1]);
     inf_tensor *v = inf_view_3d(b->ctx, v_cache, n_kv, head, hp->n_head_kv, v_cache->nb[1],
-                                (size_t)head * v_cache->nb[1], 0);
+                                (size_t)head * v_cache->nb[1], (size_t)k0 * v_cache->nb[0]);
     inf_tensor *q_block = inf_view_3d(b->ctx, q, head, hp->n_head, nq, q->nb[1], q->nb[2],
                                       (size_t)c0 * q->nb[2]);
     inf_tensor *q_heads = inf_permute(b->ctx, q_block, 0, 2, 1, 3);   /* [head, nq, n_head] */
     inf_tensor *kq = inf_mul_mat(b->ctx, k, q_heads);                  /* [n_kv, nq, n_head] */
-    kq = inf_soft_max_causal(b->ctx, kq, opt->kq_scale, b->shape.n_past + c0);
+    if (opt->softcap > 0)
+        kq = inf_softcap(b->ctx, kq, opt->softcap);
+    kq = opt->window > 0
+             ? inf_soft_max_causal_window(b->ctx, kq, opt->kq_scale, q_cell - k0, opt->window)
+             : inf_soft_max_causal(b->ctx, kq, opt->kq_scale, q_cell - k0);
     return inf_mul_mat(b->ctx, v, kq);                                 /* [head, nq, n_head] */
 }
 
@@ -148,18 +165,12 @@ static inf_tensor *attention_columns(graph_builder *b, inf_tensor *k_cache, inf_
 
 inf_tensor *block_attention(graph_builder *b, const qkv_heads *qkv, const attn_options *opt)
 {
-    if (opt->softcap > 0 || opt->window > 0) {
-        b->failure = opt->softcap > 0 ? "attention soft-capping is not supported yet"
-                                      : "sliding-window attention is not supported yet";
-        b->ok = false;
-        return NULL;
-    }
     if (!qkv->q || !qkv->k || !qkv->v) {
         b->ok = false;
         return NULL;
     }
     inf_tensor *k_cache = b->cache->k[b->il], *v_cache = b->cache->v[b->il];
-    store_kv(b, k_cache, v_cache, qkv->k, qkv->v);
+    store_kv(b, k_cache, v_cache, qkv->k, qkv->v, first_cell(b, opt));
     const bool last = b->il + 1 == (int)b->hp->n_layer;
     if (last && b->shape.n_out == 0)
         return NULL;
@@ -193,6 +204,7 @@ inf_tensor *block_ffn_gated(graph_builder *b, const model_layer *w, inf_tensor *
     inf_tensor *h = NULL;
     switch (act) {
     case FFN_SILU: h = inf_swiglu(b->ctx, gate, up); break;
+    case FFN_GELU: h = inf_geglu(b->ctx, gate, up); break;
     }
     return block_linear(b, w->ffn_down, w->ffn_down_b, h);
 }

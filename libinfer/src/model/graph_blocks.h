@@ -9,9 +9,7 @@
  *
  * Extending (for a family that needs it, with small changes):
  *  - attention options (attn_options): kq_scale, `softcap` (tanh soft-capping of the scores,
- *    gemma2) and `window` (sliding-window layers, gemma2/3, phi3-style) are fields already; the
- *    blocks refuse non-zero values until the engine has the ops, which is where the maths goes
- *    (attend() in graph_blocks.c);
+ *    gemma2) and `window` (the sliding-window layers of model_layer_is_swa(), gemma2/3);
  *  - per-layer rope (gemma3 local layers have their own base): copy b->model->rope, change
  *    params.freq_base, pass the copy to block_rope();
  *  - post-norms (gemma2/3 norm the attention and FFN outputs before the residual): block_rms_norm
@@ -60,8 +58,10 @@ inf_tensor *block_rope(graph_builder *b, inf_tensor *t, const rope_config *rope)
 /* How attention scores are formed. */
 typedef struct attn_options {
     float kq_scale; /* scores are (q . k) * kq_scale */
-    float softcap;  /* > 0: scores become softcap * tanh(scores / softcap) (not yet supported) */
-    int32_t window; /* > 0: a query sees only the last `window` positions (not yet supported) */
+    float softcap;  /* > 0: scores become softcap * tanh(scores / softcap) before the softmax */
+    int32_t window; /* > 0: a query sees only the last `window` positions; set exactly on the
+                       layers model_layer_is_swa() names, whose cache is the sliding-window one
+                       (its cell 0 holds position shape.swa_first) */
 } attn_options;
 
 /* The default: kq_scale 1/sqrt(head), no softcap, no window. */
@@ -80,6 +80,7 @@ inf_tensor *block_residual(graph_builder *b, inf_tensor *x, inf_tensor *y);
 /* The gated feed-forward activations. */
 typedef enum ffn_activation {
     FFN_SILU, /* silu(gate) * up: SwiGLU */
+    FFN_GELU, /* gelu(gate) * up: GEGLU (gemma), ggml's GELU */
 } ffn_activation;
 
 /* down(act(gate x + gate_b) * (up x + up_b)) + down_b, from the layer's ffn_* slots: separate

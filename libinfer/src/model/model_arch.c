@@ -10,6 +10,8 @@ static const model_arch *const MODEL_ARCHS[] = {
     &MODEL_ARCH_QWEN3,
     &MODEL_ARCH_PHI3,
     &MODEL_ARCH_LLAMA,
+    &MODEL_ARCH_GEMMA2,
+    &MODEL_ARCH_GEMMA3,
 };
 #define N_ARCHS (sizeof MODEL_ARCHS / sizeof MODEL_ARCHS[0])
 

@@ -106,6 +106,8 @@ void model_arch_names(char *buf, size_t size);
 
 /* The rows' parts, each defined in arch_<name>.c. */
 extern const model_arch MODEL_ARCH_LLAMA;
+extern const model_arch MODEL_ARCH_GEMMA2;
+extern const model_arch MODEL_ARCH_GEMMA3;
 
 /* The parts llama-like families share (arch_llama.c). The hyper-parameter check: rotary
  * embedding over the whole head. The block: RMS-norm, Q/K/V (with biases when bound), per-head

@@ -6,6 +6,7 @@
 
 #include <ggtk/inf_alloc.h>
 #include <ggtk/inf_backend.h>
+#include "kv_window.h"
 #include "model_internal.h"
 
 struct inf_session {
@@ -20,6 +21,7 @@ struct inf_session {
     inf_graph_allocator *allocator;
     size_t compute_bytes;
     int32_t n_past;
+    int32_t swa_first;      /* first position the sliding-window layers' caches hold */
     const float *logits;    /* rows of the last decode: in the compute buffer or in `copies` */
     float *copies;          /* logits gathered from several graphs */
     size_t copies_capacity; /* floats */
@@ -78,11 +80,11 @@ static bool create_kv_cache(inf_session *s, ggtk_error *err)
         ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory for the KV cache");
         return false;
     }
+    const int32_t window_cells = kv_window_cells(s->model, s->params.n_ctx, s->params.n_batch);
     for (uint32_t il = 0; il < hp->n_layer; il++) {
-        s->cache.k[il] = inf_tensor_new_2d(s->kv_ctx, s->params.kv_type, n_embd_kv,
-                                           s->params.n_ctx);
-        s->cache.v[il] = inf_tensor_new_2d(s->kv_ctx, s->params.kv_type, s->params.n_ctx,
-                                           n_embd_kv);
+        const int32_t cells = model_layer_is_swa(s->model, il) ? window_cells : s->params.n_ctx;
+        s->cache.k[il] = inf_tensor_new_2d(s->kv_ctx, s->params.kv_type, n_embd_kv, cells);
+        s->cache.v[il] = inf_tensor_new_2d(s->kv_ctx, s->params.kv_type, cells, n_embd_kv);
         inf_tensor_set_name(s->cache.k[il], "k_cache.%u", il);
         inf_tensor_set_name(s->cache.v[il], "v_cache.%u", il);
     }
@@ -135,8 +137,9 @@ static bool check_supported(inf_session *s, const inf_graph *graph, ggtk_error *
  * params.n_batch outputs. */
 static bool reserve_compute(inf_session *s, ggtk_error *err)
 {
-    model_batch_shape shape = {s->params.n_batch, s->params.n_ctx - s->params.n_batch, 0,
-                               s->params.n_batch};
+    const int32_t n_ctx = s->params.n_ctx, n_batch = s->params.n_batch;
+    model_batch_shape shape = {n_batch, n_ctx - n_batch, 0, n_batch,
+                               n_ctx - kv_window_cells(s->model, n_ctx, n_batch)};
     inf_context *ctx = inf_context_new(model_graph_context_size(s->model), true);
     s->allocator = inf_graph_allocator_new(s->backend);
     if (!ctx || !s->allocator) {
@@ -203,7 +206,11 @@ void inf_session_free(inf_session *s)
     free(s);
 }
 
-void inf_session_reset(inf_session *s) { s->n_past = 0; }
+void inf_session_reset(inf_session *s)
+{
+    s->n_past = 0;
+    s->swa_first = 0;
+}
 
 void inf_session_set_observer(inf_session *s, inf_node_filter filter, inf_node_observer observer,
                               void *user)
@@ -331,7 +338,11 @@ ggtk_status inf_session_decode(inf_session *s, const inf_token *tokens, int32_t 
         if (shape.out_begin > shape.n_tokens)
             shape.out_begin = shape.n_tokens;
         shape.n_out = shape.n_tokens - shape.out_begin;
-        ggtk_status st = decode_batch(s, tokens + start, shape, one_graph, s->n_logits_rows, err);
+        ggtk_status st = kv_window_slide(s->model, &s->cache, &s->swa_first, s->n_past,
+                                         shape.n_tokens, err);
+        shape.swa_first = s->swa_first;
+        if (st == GGTK_OK)
+            st = decode_batch(s, tokens + start, shape, one_graph, s->n_logits_rows, err);
         if (st != GGTK_OK)
             return st;
         s->n_past += shape.n_tokens;

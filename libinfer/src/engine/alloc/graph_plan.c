@@ -134,7 +134,7 @@ static bool op_allows_in_place(inf_op op)
 {
     switch (op) {
     case INF_OP_ADD: case INF_OP_MUL: case INF_OP_SCALE: case INF_OP_SILU: case INF_OP_SWIGLU:
-    case INF_OP_RMS_NORM: case INF_OP_ROPE: case INF_OP_SOFT_MAX:
+    case INF_OP_GELU: case INF_OP_GEGLU: case INF_OP_SOFTCAP: case INF_OP_RMS_NORM: case INF_OP_ROPE: case INF_OP_SOFT_MAX:
         return true;
     default:
         return false;

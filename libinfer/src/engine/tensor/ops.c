@@ -112,19 +112,44 @@ inf_tensor *inf_rms_norm(inf_context *ctx, inf_tensor *a, float eps)
     return unary(ctx, INF_OP_RMS_NORM, a, 1, &eps);
 }
 
-inf_tensor *inf_swiglu(inf_context *ctx, inf_tensor *gate, inf_tensor *up)
+/* A gated product act(gate) * up of two same-shaped F32 tensors. */
+static inf_tensor *gated(inf_context *ctx, inf_op op, inf_tensor *gate, inf_tensor *up)
 {
-    if (inf_source_missing(ctx, gate, "SWIGLU") || inf_source_missing(ctx, up, "SWIGLU"))
+    const char *name = inf_op_name(op);
+    if (inf_source_missing(ctx, gate, name) || inf_source_missing(ctx, up, name))
         return NULL;
-    if (!expect_type(ctx, "SWIGLU", gate, GGTK_TENSOR_F32) ||
-        !expect_type(ctx, "SWIGLU", up, GGTK_TENSOR_F32))
+    if (!expect_type(ctx, name, gate, GGTK_TENSOR_F32) || !expect_type(ctx, name, up, GGTK_TENSOR_F32))
         return NULL;
     if (!inf_tensor_same_shape(gate, up)) {
-        inf_context_fail(ctx, "SWIGLU: gate " SHAPE_FMT " and up " SHAPE_FMT " differ",
+        inf_context_fail(ctx, "%s: gate " SHAPE_FMT " and up " SHAPE_FMT " differ", name,
                          SHAPE_ARGS(gate), SHAPE_ARGS(up));
         return NULL;
     }
-    return result(ctx, INF_OP_SWIGLU, GGTK_TENSOR_F32, gate, gate, up, NULL);
+    return result(ctx, op, GGTK_TENSOR_F32, gate, gate, up, NULL);
+}
+
+inf_tensor *inf_swiglu(inf_context *ctx, inf_tensor *gate, inf_tensor *up)
+{
+    return gated(ctx, INF_OP_SWIGLU, gate, up);
+}
+
+inf_tensor *inf_geglu(inf_context *ctx, inf_tensor *gate, inf_tensor *up)
+{
+    return gated(ctx, INF_OP_GEGLU, gate, up);
+}
+
+inf_tensor *inf_gelu(inf_context *ctx, inf_tensor *a)
+{
+    return unary(ctx, INF_OP_GELU, a, 0, NULL);
+}
+
+inf_tensor *inf_softcap(inf_context *ctx, inf_tensor *a, float cap)
+{
+    if (!(cap > 0) || isinf(cap)) {
+        inf_context_fail(ctx, "SOFTCAP: cap %g must be positive and finite", cap);
+        return NULL;
+    }
+    return unary(ctx, INF_OP_SOFTCAP, a, 1, &cap);
 }
 
 inf_rope_params inf_rope_params_plain(float freq_base, float freq_scale)
@@ -210,7 +235,8 @@ inf_tensor *inf_rope(inf_context *ctx, inf_tensor *a, inf_tensor *pos, int n_dim
     return inf_rope_ext(ctx, a, pos, NULL, n_dims, mode, &p);
 }
 
-/* op_params of SOFT_MAX: [0] scale, [1] 1 when causal, [2] n_past (causal only). */
+/* op_params of SOFT_MAX: [0] scale, [1] 1 when causal, [2] n_past (causal only), [3] the
+ * sliding window (causal only; 0: none). */
 inf_tensor *inf_soft_max(inf_context *ctx, inf_tensor *a, inf_tensor *mask, float scale)
 {
     if (inf_source_missing(ctx, a, "SOFT_MAX") || !expect_type(ctx, "SOFT_MAX", a, GGTK_TENSOR_F32))
@@ -228,7 +254,9 @@ inf_tensor *inf_soft_max(inf_context *ctx, inf_tensor *a, inf_tensor *mask, floa
     return t;
 }
 
-inf_tensor *inf_soft_max_causal(inf_context *ctx, inf_tensor *a, float scale, int64_t n_past)
+/* A causal softmax; window 0 for none. */
+static inf_tensor *soft_max_causal(inf_context *ctx, inf_tensor *a, float scale, int64_t n_past,
+                                   int64_t window)
 {
     if (inf_source_missing(ctx, a, "SOFT_MAX"))
         return NULL;
@@ -241,8 +269,25 @@ inf_tensor *inf_soft_max_causal(inf_context *ctx, inf_tensor *a, float scale, in
     if (t) {
         t->op_params[1] = 1;
         t->op_params[2] = (int32_t)n_past;
+        t->op_params[3] = (int32_t)window;
     }
     return t;
+}
+
+inf_tensor *inf_soft_max_causal(inf_context *ctx, inf_tensor *a, float scale, int64_t n_past)
+{
+    return soft_max_causal(ctx, a, scale, n_past, 0);
+}
+
+inf_tensor *inf_soft_max_causal_window(inf_context *ctx, inf_tensor *a, float scale,
+                                       int64_t n_past, int64_t window)
+{
+    if (window < 1 || window > INT32_MAX) {
+        inf_context_fail(ctx, "SOFT_MAX: sliding window %lld out of range 1..%d", (long long)window,
+                         INT32_MAX);
+        return NULL;
+    }
+    return soft_max_causal(ctx, a, scale, n_past, window);
 }
 
 inf_tensor *inf_get_rows(inf_context *ctx, inf_tensor *a, inf_tensor *ids)

@@ -8,7 +8,8 @@ static const char *const op_names[INF_OP_COUNT] = {
     [INF_OP_NONE] = "NONE",         [INF_OP_VIEW] = "VIEW",         [INF_OP_CONT] = "CONT",
     [INF_OP_CPY] = "CPY",           [INF_OP_SET_ROWS] = "SET_ROWS", [INF_OP_GET_ROWS] = "GET_ROWS",
     [INF_OP_ADD] = "ADD",           [INF_OP_MUL] = "MUL",           [INF_OP_SCALE] = "SCALE",
-    [INF_OP_SILU] = "SILU",         [INF_OP_SWIGLU] = "SWIGLU",     [INF_OP_RMS_NORM] = "RMS_NORM",
+    [INF_OP_SILU] = "SILU",         [INF_OP_SWIGLU] = "SWIGLU",     [INF_OP_GELU] = "GELU",
+    [INF_OP_GEGLU] = "GEGLU",       [INF_OP_SOFTCAP] = "SOFTCAP",   [INF_OP_RMS_NORM] = "RMS_NORM",
     [INF_OP_ROPE] = "ROPE",         [INF_OP_SOFT_MAX] = "SOFT_MAX", [INF_OP_MUL_MAT] = "MUL_MAT",
 };
 

@@ -1,8 +1,9 @@
-/* op_elementwise.c - add and mul with broadcasting, scale, silu, swiglu and rms_norm on F32
- * rows. Work is split by rows; each kernel reads an element before writing the same element, so
+/* op_elementwise.c - add and mul with broadcasting, scale, silu, swiglu, gelu, geglu, softcap
+ * and rms_norm on F32 rows. Work is split by rows; each kernel reads an element before writing the same element, so
  * the graph allocator may let the result share memory with a source (in place). */
 #include <math.h>
 
+#include "cpu_gelu.h"
 #include "cpu_internal.h"
 #include "cpu_math.h"
 #include "vec.h"
@@ -39,7 +40,7 @@ static inline float at(const char *row, size_t nb0, int64_t i)
     return v;
 }
 
-enum binary_kind { BINARY_ADD, BINARY_MUL, BINARY_SWIGLU };
+enum binary_kind { BINARY_ADD, BINARY_MUL, BINARY_SWIGLU, BINARY_GEGLU };
 
 static void binary(const cpu_params *p, inf_tensor *dst, enum binary_kind kind)
 {
@@ -61,14 +62,17 @@ static void binary(const cpu_params *p, inf_tensor *dst, enum binary_kind kind)
 #pragma omp simd
                 for (int64_t i = 0; i < ne0; i++)
                     d[i] = x[i] * y[i];
-            } else {
+            } else if (kind == BINARY_SWIGLU) {
                 cpu_vec_get()->swiglu(x, y, d, ne0);
+            } else {
+                cpu_vec_get()->geglu(cpu_gelu_table(), x, y, d, ne0);
             }
             continue;
         }
         for (int64_t i = 0; i < ne0; i++) {
             float x = at(ra, a->nb[0], i), y = at(rb, b->nb[0], i % b_ne0);
-            d[i] = kind == BINARY_ADD ? x + y : kind == BINARY_MUL ? x * y : cpu_silu(x) * y;
+            d[i] = kind == BINARY_ADD ? x + y : kind == BINARY_MUL ? x * y
+                 : kind == BINARY_SWIGLU ? cpu_silu(x) * y : cpu_geglu(cpu_gelu_table(), x, y);
         }
     }
 }
@@ -88,32 +92,59 @@ void cpu_swiglu_compute(const cpu_params *p, inf_tensor *node)
     binary(p, node, BINARY_SWIGLU);
 }
 
-enum unary_kind { UNARY_SCALE, UNARY_SILU };
+void cpu_geglu_compute(const cpu_params *p, inf_tensor *node)
+{
+    binary(p, node, BINARY_GEGLU);
+}
+
+enum unary_kind { UNARY_SCALE, UNARY_SILU, UNARY_GELU, UNARY_SOFTCAP };
+
+/* cap * tanh(x * (1 / cap)): the three roundings of llama.cpp's scale, tanh, scale. */
+static void softcap_row(const float *x, float *y, int64_t n, float cap)
+{
+    const float inv = 1.0f / cap;
+    for (int64_t i = 0; i < n; i++)
+        y[i] = tanhf(x[i] * inv) * cap;
+}
+
+/* One element of a unary op (the strided path). */
+static float unary_one(enum unary_kind kind, float x, float param)
+{
+    float y = x;
+    switch (kind) {
+    case UNARY_SCALE: y = x * param; break;
+    case UNARY_SILU: y = cpu_silu(x); break;
+    case UNARY_GELU: y = cpu_gelu(cpu_gelu_table(), x); break;
+    case UNARY_SOFTCAP: softcap_row(&x, &y, 1, param); break;
+    }
+    return y;
+}
 
 static void unary(const cpu_params *p, inf_tensor *dst, enum unary_kind kind)
 {
     const inf_tensor *a = dst->src[0];
-    const float s = kind == UNARY_SCALE ? inf_op_param_f32(dst, 0) : 0.0f;
+    const float param = inf_op_param_f32(dst, 0);
     const int64_t ne0 = dst->ne[0];
     int64_t begin, end;
     cpu_split(inf_tensor_nrows(dst), p, &begin, &end);
     for (int64_t r = begin; r < end; r++) {
         float *d = (float *)row_of(dst, dst, r);
         const char *ra = row_of(a, dst, r);
-        if (a->nb[0] == sizeof(float)) {
-            const float *x = (const float *)ra;
-            if (kind == UNARY_SCALE) {
-#pragma omp simd
-                for (int64_t i = 0; i < ne0; i++)
-                    d[i] = x[i] * s;
-            } else {
-                cpu_vec_get()->silu(x, d, ne0);
-            }
+        if (a->nb[0] != sizeof(float)) {
+            for (int64_t i = 0; i < ne0; i++)
+                d[i] = unary_one(kind, at(ra, a->nb[0], i), param);
             continue;
         }
-        for (int64_t i = 0; i < ne0; i++) {
-            float x = at(ra, a->nb[0], i);
-            d[i] = kind == UNARY_SCALE ? x * s : cpu_silu(x);
+        const float *x = (const float *)ra;
+        switch (kind) {
+        case UNARY_SCALE:
+#pragma omp simd
+            for (int64_t i = 0; i < ne0; i++)
+                d[i] = x[i] * param;
+            break;
+        case UNARY_SILU: cpu_vec_get()->silu(x, d, ne0); break;
+        case UNARY_GELU: cpu_vec_get()->gelu(cpu_gelu_table(), x, d, ne0); break;
+        case UNARY_SOFTCAP: softcap_row(x, d, ne0, param); break;
         }
     }
 }
@@ -126,6 +157,16 @@ void cpu_scale_compute(const cpu_params *p, inf_tensor *node)
 void cpu_silu_compute(const cpu_params *p, inf_tensor *node)
 {
     unary(p, node, UNARY_SILU);
+}
+
+void cpu_gelu_compute(const cpu_params *p, inf_tensor *node)
+{
+    unary(p, node, UNARY_GELU);
+}
+
+void cpu_softcap_compute(const cpu_params *p, inf_tensor *node)
+{
+    unary(p, node, UNARY_SOFTCAP);
 }
 
 /* The mean of squares is summed in double, as ggml does, so long rows lose no precision. */

@@ -1,4 +1,4 @@
-/* vec.h - row kernels of softmax, silu and swiglu, one version per SIMD
+/* vec.h - row kernels of softmax, silu, swiglu, gelu and geglu, one version per SIMD
  * level behind a table, as for the matrix product. All versions use the same range reduction and
  * polynomial (cpu_math.h), so they differ from one another only by float rounding: the AVX2 and
  * AVX-512 exponentials fuse the reduction's and the polynomial's multiply-adds, cpu_expf() (the
@@ -18,6 +18,10 @@ typedef struct cpu_vec_kernels {
     void (*silu)(const float *x, float *y, int64_t n);
     /* y[i] = silu(gate[i]) * up[i]; y may be gate or up. */
     void (*swiglu)(const float *gate, const float *up, float *y, int64_t n);
+    /* y[i] = gelu(x[i]) and y[i] = gelu(gate[i]) * up[i] as ggml computes them (cpu_gelu.h);
+     * `table` is cpu_gelu_table(); y may be an input. Every level gives the same bits. */
+    void (*gelu)(const float *table, const float *x, float *y, int64_t n);
+    void (*geglu)(const float *table, const float *gate, const float *up, float *y, int64_t n);
     /* y[i] = x[i] * scale + (mask ? mask[i] : 0); returns the largest y[i] (-INFINITY if n is 0). */
     float (*scale_mask_max)(const float *x, const float *mask, float scale, float *y, int64_t n);
     /* x[i] = e^(x[i] - max) in place; returns the sum of the results, accumulated in double. */

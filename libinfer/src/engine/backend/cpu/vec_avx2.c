@@ -2,6 +2,7 @@
 #include <immintrin.h>
 #include <math.h>
 
+#include "cpu_gelu.h"
 #include "cpu_math.h"
 #include "vec.h"
 
@@ -49,6 +50,45 @@ static void swiglu_avx2(const float *gate, const float *up, float *y, int64_t n)
         y[i] = cpu_silu(gate[i]) * up[i];
 }
 
+/* gelu of 8 floats: x rounded to fp16 (vcvtps2ph, to nearest even as ggml's converter), the
+ * table entry of those bits gathered; x at or above 10 passes through. */
+static inline __m256 gelu8(const float *table, __m256 x)
+{
+    const __m128i half = _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 g = _mm256_i32gather_ps(table, _mm256_cvtepu16_epi32(half), 4);
+    return _mm256_blendv_ps(g, x, _mm256_cmp_ps(x, _mm256_set1_ps(10.0f), _CMP_GE_OQ));
+}
+
+/* All ones in lanes with x > -10 (or NaN), zero where the result is 0. */
+static inline __m256 kept8(__m256 x)
+{
+    return _mm256_cmp_ps(x, _mm256_set1_ps(-10.0f), _CMP_NLE_UQ);
+}
+
+static void gelu_avx2(const float *table, const float *x, float *y, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(x + i);
+        _mm256_storeu_ps(y + i, _mm256_and_ps(kept8(v), gelu8(table, v)));
+    }
+    for (; i < n; i++)
+        y[i] = cpu_gelu(table, x[i]);
+}
+
+static void geglu_avx2(const float *table, const float *gate, const float *up, float *y,
+                       int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(gate + i);
+        const __m256 r = _mm256_mul_ps(gelu8(table, v), _mm256_loadu_ps(up + i));
+        _mm256_storeu_ps(y + i, _mm256_and_ps(kept8(v), r));
+    }
+    for (; i < n; i++)
+        y[i] = cpu_geglu(table, gate[i], up[i]);
+}
+
 static float scale_mask_max_avx2(const float *x, const float *mask, float scale, float *y,
                                  int64_t n)
 {
@@ -94,5 +134,5 @@ static double exp_sum_avx2(float *x, float max, int64_t n)
     return sum;
 }
 
-const cpu_vec_kernels cpu_vec_avx2 = {silu_avx2, swiglu_avx2, scale_mask_max_avx2,
-                                      exp_sum_avx2};
+const cpu_vec_kernels cpu_vec_avx2 = {silu_avx2,  swiglu_avx2, gelu_avx2, geglu_avx2,
+                                      scale_mask_max_avx2, exp_sum_avx2};

@@ -2,6 +2,7 @@
 #include <immintrin.h>
 #include <math.h>
 
+#include "cpu_gelu.h"
 #include "cpu_math.h"
 #include "vec.h"
 
@@ -49,6 +50,45 @@ static void swiglu_avx512(const float *gate, const float *up, float *y, int64_t 
         y[i] = cpu_silu(gate[i]) * up[i];
 }
 
+/* gelu of 16 floats: x rounded to fp16 (vcvtps2ph, to nearest even as ggml's converter), the
+ * table entry of those bits gathered; x at or above 10 passes through. */
+static inline __m512 gelu16(const float *table, __m512 x)
+{
+    const __m256i half = _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 g = _mm512_i32gather_ps(_mm512_cvtepu16_epi32(half), table, 4);
+    return _mm512_mask_mov_ps(g, _mm512_cmp_ps_mask(x, _mm512_set1_ps(10.0f), _CMP_GE_OQ), x);
+}
+
+/* Lanes with x <= -10 (their result is 0). */
+static inline __mmask16 below16(__m512 x)
+{
+    return _mm512_cmp_ps_mask(x, _mm512_set1_ps(-10.0f), _CMP_LE_OQ);
+}
+
+static void gelu_avx512(const float *table, const float *x, float *y, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512 v = _mm512_loadu_ps(x + i);
+        _mm512_storeu_ps(y + i, _mm512_maskz_mov_ps(~below16(v), gelu16(table, v)));
+    }
+    for (; i < n; i++)
+        y[i] = cpu_gelu(table, x[i]);
+}
+
+static void geglu_avx512(const float *table, const float *gate, const float *up, float *y,
+                         int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512 v = _mm512_loadu_ps(gate + i);
+        const __m512 r = _mm512_mul_ps(gelu16(table, v), _mm512_loadu_ps(up + i));
+        _mm512_storeu_ps(y + i, _mm512_maskz_mov_ps(~below16(v), r));
+    }
+    for (; i < n; i++)
+        y[i] = cpu_geglu(table, gate[i], up[i]);
+}
+
 static float scale_mask_max_avx512(const float *x, const float *mask, float scale, float *y,
                                    int64_t n)
 {
@@ -89,5 +129,5 @@ static double exp_sum_avx512(float *x, float max, int64_t n)
     return sum;
 }
 
-const cpu_vec_kernels cpu_vec_avx512 = {silu_avx512, swiglu_avx512, scale_mask_max_avx512,
-                                        exp_sum_avx512};
+const cpu_vec_kernels cpu_vec_avx512 = {silu_avx512,  swiglu_avx512, gelu_avx512, geglu_avx512,
+                                        scale_mask_max_avx512, exp_sum_avx512};

@@ -1,6 +1,7 @@
 /* vec_scalar.c - portable row kernels (the reference for the SIMD versions). */
 #include <math.h>
 
+#include "cpu_gelu.h"
 #include "cpu_math.h"
 #include "vec.h"
 
@@ -14,6 +15,19 @@ static void swiglu_scalar(const float *gate, const float *up, float *y, int64_t 
 {
     for (int64_t i = 0; i < n; i++)
         y[i] = cpu_silu(gate[i]) * up[i];
+}
+
+static void gelu_scalar(const float *table, const float *x, float *y, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        y[i] = cpu_gelu(table, x[i]);
+}
+
+static void geglu_scalar(const float *table, const float *gate, const float *up, float *y,
+                         int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        y[i] = cpu_geglu(table, gate[i], up[i]);
 }
 
 static float scale_mask_max_scalar(const float *x, const float *mask, float scale, float *y,
@@ -37,5 +51,5 @@ static double exp_sum_scalar(float *x, float max, int64_t n)
     return sum;
 }
 
-const cpu_vec_kernels cpu_vec_scalar = {silu_scalar, swiglu_scalar, scale_mask_max_scalar,
-                                        exp_sum_scalar};
+const cpu_vec_kernels cpu_vec_scalar = {silu_scalar,  swiglu_scalar, gelu_scalar, geglu_scalar,
+                                        scale_mask_max_scalar, exp_sum_scalar};

@@ -1,0 +1,64 @@
+/* arch_gemma.c - the parts Gemma 2 and Gemma 3 share, as llama.cpp's gemma2 and gemma3 graphs
+ * build them (the rows are in arch_gemma2.c and arch_gemma3.c). The norms use the weights as the
+ * GGUF stores them: the converter has already added Gemma's 1 to them. */
+#include <math.h>
+#include <stdio.h>
+
+#include "arch_gemma.h"
+
+bool gemma_read_swa(const hparams_reader *r, inf_model *model, uint32_t period, float base_swa,
+                    float scale_swa)
+{
+    char key[128];
+    snprintf(key, sizeof key, "%s.attention.sliding_window_pattern", r->arch);
+    const ggtk_value *v = ggtk_get(r->file, key);
+    if ((!v || v->type != GGTK_VALUE_ARRAY) &&
+        !hp_count0(r, "attention.sliding_window_pattern", UINT32_MAX, &period))
+        return false;
+    model->swa.on = true;
+    model->swa.period = period;
+    model->swa.rope = model->rope;
+    model->swa.rope.params.freq_base = base_swa;
+    model->swa.rope.params.freq_scale = scale_swa;
+    return hp_float(r, "rope.freq_base_swa", false, &model->swa.rope.params.freq_base);
+}
+
+float gemma_q_scale(const inf_model_hparams *hp, uint32_t layers_27b)
+{
+    return hp->n_layer == layers_27b ? 1.0f / sqrtf((float)(hp->n_embd / hp->n_head))
+                                     : 1.0f / sqrtf((float)hp->n_embd_head);
+}
+
+inf_tensor *gemma_build_layer(graph_builder *b, int il, inf_tensor *x)
+{
+    const inf_model *m = b->model;
+    const model_layer *w = &m->layers[il];
+    const bool swa = model_layer_is_swa(m, (uint32_t)il);
+    const rope_config *rope = swa ? &m->swa.rope : &m->rope;
+    qkv_heads qkv = block_qkv(b, w, block_rms_norm(b, x, w->attn_norm));
+    if (w->attn_q_norm) {
+        qkv.q = block_rms_norm(b, qkv.q, w->attn_q_norm);
+        qkv.k = block_rms_norm(b, qkv.k, w->attn_k_norm);
+    }
+    qkv.q = inf_scale(b->ctx, block_rope(b, qkv.q, rope), m->gemma.q_scale);
+    qkv.k = block_rope(b, qkv.k, rope);
+    const attn_options opt = {1.0f, m->gemma.attn_softcap, swa ? (int32_t)m->hparams.n_swa : 0};
+    inf_tensor *attn = block_attention(b, &qkv, &opt);
+    if (!attn)
+        return NULL;
+    attn = block_rms_norm(b, block_linear(b, w->wo, NULL, attn), w->attn_post_norm);
+    x = block_residual(b, x, attn);
+    inf_tensor *ffn = block_ffn_gated(b, w, block_rms_norm(b, x, w->ffn_norm), FFN_GELU);
+    return block_residual(b, x, block_rms_norm(b, ffn, w->ffn_post_norm));
+}
+
+inf_tensor *gemma_scale_embedding(graph_builder *b, inf_tensor *x)
+{
+    return inf_scale(b->ctx, x, sqrtf((float)b->hp->n_embd));
+}
+
+inf_tensor *gemma_cap_logits(graph_builder *b, inf_tensor *logits)
+{
+    const float cap = b->model->gemma.final_softcap;
+    return cap > 0 ? inf_softcap(b->ctx, logits, cap) : logits;
+}
