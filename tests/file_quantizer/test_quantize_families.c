@@ -251,7 +251,7 @@ static bool compare_one(const char *ref_bin, const char *name, const char *model
 static const char *const compared_models[] = {
     "llama_rope_freqs", "llama_fused_qkv", "qwen2", "qwen3_odd", "phi3_odd", "gemma2", "gemma3_odd",
 };
-static const char *const compared_mixes[] = {"Q4_0", "Q2_K", "Q3_K_M", "Q4_K_M", "Q6_K"};
+static const char *const compared_mixes[] = {"Q4_0", "Q2_K", "Q3_K_M", "Q4_K_M"};
 
 static const char *reference_quantizer(void)
 {
