@@ -55,7 +55,7 @@ static inf_token whole_word_token(bpe_session *s, size_t n_bytes)
 
 static bool merge_word(bpe_session *s, size_t n_bytes, token_list *out)
 {
-    if (s->v->pre->ignore_merges) {
+    if (s->v->pre.def->ignore_merges) {
         inf_token whole = whole_word_token(s, n_bytes);
         if (whole >= 0) {
             return token_list_push(out, whole);
@@ -166,7 +166,7 @@ static size_t decode_piece(bpe_session *s, const char *text, size_t len, size_t 
         return n_cps;
     }
     /* The last few code points may come from a sequence the window cut short: not looked at. */
-    size_t cut = inf_pretokenize_last_cut(s->cps, s->cls, n_cps > 4 ? n_cps - 4 : 0);
+    size_t cut = inf_pretokenize_last_cut(&s->v->pre, s->cps, s->cls, n_cps > 4 ? n_cps - 4 : 0);
     if (cut == 0) {
         return n_cps;
     }
@@ -177,7 +177,10 @@ static size_t decode_piece(bpe_session *s, const char *text, size_t len, size_t 
 /* Split the decoded piece into words and append each word's tokens. */
 static bool tokenize_piece(bpe_session *s, size_t n_cps, word_cache *cache, token_list *out)
 {
-    size_t n_words = inf_pretokenize(s->v->pre, s->cps, s->cls, n_cps, s->word_lengths, s->split_scratch);
+    size_t n_words = inf_pretokenize(&s->v->pre, s->cps, s->cls, n_cps, s->word_lengths, s->split_scratch);
+    if (n_words == (size_t)-1) {
+        return false;
+    }
     size_t first = 0;
     for (size_t w = 0; w < n_words; w++) {
         if (!reserve_word_text(s, s->word_lengths[w])) {

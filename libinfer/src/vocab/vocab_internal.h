@@ -11,7 +11,7 @@
 
 struct inf_vocab {
     inf_vocab_type type;
-    const inf_pretokenizer *pre; /* BPE only */
+    inf_pre_program pre;        /* BPE only */
     char pre_name[64];
     int32_t n_tokens;
 
