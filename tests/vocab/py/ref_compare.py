@@ -4,7 +4,7 @@
 Usage: ref_compare.py MODEL.gguf CORPUS_DIR GGUF_TOKENIZE LLAMA_TOKENIZE WORKDIR PRE...
 For each PRE, a vocabulary-only copy of MODEL with tokenizer.ggml.pre = PRE is written to WORKDIR
 (vocab_with_pre.py) and every text of CORPUS_DIR (make_corpus.py) is tokenized by both tools
-(--ids, the default flags, --no-escape). Prints one line per PRE with the texts that agree; for a
+(--ids, the default flags, --no-escape); PRE "-" uses MODEL as it is. Prints one line per PRE with the texts that agree; for a
 text that differs, the first differing token and the text around it. Exits 1 when any differs.
 """
 import os
@@ -30,8 +30,9 @@ def main(argv):
         names = [l.strip() for l in f if l.strip()]
     bad = 0
     for pre in argv[6:]:
-        vocab = os.path.join(work, "vocab-%s.gguf" % pre)
-        subprocess.run([sys.executable, os.path.join(HERE, "vocab_with_pre.py"), model, vocab, pre], check=True)
+        vocab = model if pre == "-" else os.path.join(work, "vocab-%s.gguf" % pre)
+        if pre != "-":
+            subprocess.run([sys.executable, os.path.join(HERE, "vocab_with_pre.py"), model, vocab, pre], check=True)
         same = 0
         for name in names:
             path = os.path.join(corpus, name)
