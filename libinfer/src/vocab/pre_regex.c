@@ -161,9 +161,7 @@ static int parse_bracket(parser *p)
         c->negated = true;
         p->pos++;
     }
-    bool first = true;
-    while (p->pos < p->n && (p->u[p->pos] != ']' || (first && false))) {
-        first = false;
+    while (p->pos < p->n && p->u[p->pos] != ']') {
         uint32_t lo = p->u[p->pos++];
         if (lo == '\\') {
             if (p->pos >= p->n) {
