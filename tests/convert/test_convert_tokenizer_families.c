@@ -73,10 +73,12 @@ static const char *check_family(const char *dir, const char *name, const char *p
 
 /* The byte-level families whose pre-tokenizer our vocabulary runs: the GGUF converted from the
  * folder tokenizes the corpus as `tokenizers` does with the folder's own tokenizer.json, and as
- * it does with the tokenizer.json exported back from that GGUF. */
+ * it does with the tokenizer.json exported back from that GGUF. gpt-4o and tekken are left out:
+ * there llama.cpp's ids, which ours equal, differ from HF's on non-ASCII letters (its \p{Lu} and
+ * \p{Ll} mean any letter; docs/tokenize.md), so `tokenizers` is not their oracle. */
 TEST(test_convert_tokenizer_families_tokenize_like_their_tokenizer_json)
 {
-    static const char *const families[] = {"gpt2", "llama3", "qwen2", "smollm", "starcoder", "gpt4o", "tekken"};
+    static const char *const families[] = {"gpt2", "llama3", "qwen2", "smollm", "starcoder"};
     const char *dir = families_dir();
     CHECK(dir);
     char families_path[1100], corpus[1024];

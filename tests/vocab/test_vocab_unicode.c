@@ -73,7 +73,7 @@ TEST(test_vocab_gpt2_byte_alphabet_is_a_bijection_with_known_points)
 /* Split text[0..len) as the BPE tokenizer does: decode it into cps, classify each code point, and
  * pre-tokenize; returns the number of words, whose lengths (in code points) go to `lengths`.
  * Every buffer has room for `len` entries. */
-static size_t split_words(const inf_pretokenizer *pre, const char *text, size_t len, uint32_t *cps,
+static size_t split_words(const inf_pre_program *pre, const char *text, size_t len, uint32_t *cps,
                           uint8_t *cls, uint32_t *lengths, uint32_t *scratch)
 {
     size_t n = inf_utf8_decode(text, len, cps);
@@ -87,14 +87,17 @@ static size_t split_words(const inf_pretokenizer *pre, const char *text, size_t 
 static const char *split(const char *pre_name, const char *text)
 {
     static char out[1024];
-    const inf_pretokenizer *pre = inf_pretokenizer_find(pre_name);
+    const inf_pretokenizer *def = inf_pretokenizer_find(pre_name);
     size_t len = strlen(text);
     uint32_t cps[256], lengths[256], scratch[256];
     uint8_t cls[256];
-    if (!pre || len > 256) {
+    inf_pre_program prog;
+    const char *why;
+    if (!def || len > 256 || !inf_pre_program_init(&prog, def, &why)) {
         return "(bad test)";
     }
-    size_t words = split_words(pre, text, len, cps, cls, lengths, scratch);
+    size_t words = split_words(&prog, text, len, cps, cls, lengths, scratch);
+    inf_pre_program_free(&prog);
     size_t pos = 0, cp = 0;
     for (size_t w = 0; w < words; w++) {
         if (w) {
@@ -153,9 +156,12 @@ static bool write_splits(const char *dir, const char *pre_name)
     if (!list) {
         return false;
     }
-    const inf_pretokenizer *pre = inf_pretokenizer_find(pre_name);
+    const inf_pretokenizer *def = inf_pretokenizer_find(pre_name);
+    inf_pre_program prog;
+    const char *why;
     char name[256];
-    bool ok = pre != NULL;
+    bool ok = def && inf_pre_program_init(&prog, def, &why);
+    const inf_pre_program *pre = &prog;
     while (ok && fscanf(list, "%255s", name) == 1) {
         snprintf(path, sizeof path, "%s/%s", dir, name);
         size_t len = 0;
@@ -181,6 +187,9 @@ static bool write_splits(const char *dir, const char *pre_name)
         free(cls);
     }
     fclose(list);
+    if (def) {
+        inf_pre_program_free(&prog);
+    }
     return ok;
 }
 

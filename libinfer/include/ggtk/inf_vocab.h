@@ -5,7 +5,9 @@
  *  - "llama": SentencePiece-style (scores decide the merges, <0xXX> byte fallback, spaces written
  *    as U+2581 with a space prefix), as in Llama 1/2 and Mistral;
  *  - "gpt2": byte-level BPE (merge ranks from tokenizer.ggml.merges, a regex pre-tokenizer chosen
- *    by tokenizer.ggml.pre), as in GPT-2, Llama 3, Qwen 2 and SmolLM.
+ *    by tokenizer.ggml.pre), as in GPT-2, Llama 3, Qwen 2/3, SmolLM, DeepSeek, Falcon, GPT-4o and
+ *    every other family whose tokenizer.ggml.pre llama.cpp knows for byte-level BPE (see
+ *    docs/tokenize.md for the list and the few it refuses).
  * Token ids agree with llama.cpp's llama_tokenize() for the same text and flags.
  *
  * Errors: see <ggtk/error.h>; offsets are GGTK_NO_OFFSET (messages name the metadata key).
@@ -62,7 +64,8 @@ typedef enum inf_token_type {
  * the file may be closed afterwards). Reads tokenizer.ggml.model, .pre, .tokens, .scores,
  * .token_type, .merges, .bos/eos/unknown/padding/seperator_token_id, .add_bos_token,
  * .add_eos_token and .add_space_prefix. Defaults follow llama.cpp (SPM: BOS 1, EOS 2, UNK 0,
- * add BOS; BPE: BOS = EOS = 11, add BOS only for the Llama 3 pre-tokenizer family).
+ * add BOS; BPE: BOS = EOS = 11 (no BOS for ChatGLM), add BOS only for the Llama 3, Tekken and
+ * Chameleon pre-tokenizer families).
  *
  * Returns NULL on failure with `err` naming the file and key at fault: a missing key
  * (GGTK_ERR_NOT_FOUND) or mistyped one (GGTK_ERR_TYPE), an unsupported model or pre-tokenizer

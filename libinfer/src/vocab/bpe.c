@@ -55,7 +55,7 @@ static inf_token whole_word_token(bpe_session *s, size_t n_bytes)
 
 static bool merge_word(bpe_session *s, size_t n_bytes, token_list *out)
 {
-    if (s->v->pre->ignore_merges) {
+    if (s->v->pre.def->ignore_merges) {
         inf_token whole = whole_word_token(s, n_bytes);
         if (whole >= 0) {
             return token_list_push(out, whole);
@@ -81,14 +81,18 @@ static bool merge_word(bpe_session *s, size_t n_bytes, token_list *out)
     return true;
 }
 
-/* Buffers for pieces of up to `cap` bytes. */
+/* Buffers for pieces of up to `cap` bytes (grown from a smaller size, or first made). */
 static bool allocate_piece_buffers(bpe_session *s, size_t cap)
 {
-    s->cps = malloc(cap * sizeof *s->cps);
-    s->cls = malloc(cap);
-    s->word_lengths = malloc(cap * sizeof *s->word_lengths);
-    s->split_scratch = malloc(cap * sizeof *s->split_scratch);
-    return s->cps && s->cls && s->word_lengths && s->split_scratch;
+    uint32_t *cps = realloc(s->cps, cap * sizeof *cps);
+    s->cps = cps ? cps : s->cps;
+    uint8_t *cls = realloc(s->cls, cap);
+    s->cls = cls ? cls : s->cls;
+    uint32_t *lengths = realloc(s->word_lengths, cap * sizeof *lengths);
+    s->word_lengths = lengths ? lengths : s->word_lengths;
+    uint32_t *scratch = realloc(s->split_scratch, cap * sizeof *scratch);
+    s->split_scratch = scratch ? scratch : s->split_scratch;
+    return cps && cls && lengths && scratch;
 }
 
 /* Room for a word of `n_cps` code points in s->bytes (4 bytes each at most). */
@@ -152,10 +156,11 @@ static size_t character_start_before(const char *text, size_t cap)
 
 /* Decode the next piece of text[0..len) into s->cps/s->cls and return its code points, with the
  * bytes they came from in *used: the whole rest when it fits in `cap` bytes; else up to the last
- * place where every pre-tokenizer ends a word, so that the pieces give the words of the whole;
- * else (one word longer than cap: no real text) the first cap bytes, cut at a character start. */
-static size_t decode_piece(bpe_session *s, const char *text, size_t len, size_t cap, size_t *used)
+ * place where the pre-tokenizer ends a word whatever follows, so that the pieces give the words of
+ * the whole; else the first cap bytes, cut at a character start, with *exact set false. */
+static size_t decode_piece(bpe_session *s, const char *text, size_t len, size_t cap, size_t *used, bool *exact)
 {
+    *exact = true;
     size_t window = len <= cap ? len : character_start_before(text, cap);
     size_t n_cps = inf_utf8_decode(text, window, s->cps);
     for (size_t i = 0; i < n_cps; i++) {
@@ -166,8 +171,9 @@ static size_t decode_piece(bpe_session *s, const char *text, size_t len, size_t 
         return n_cps;
     }
     /* The last few code points may come from a sequence the window cut short: not looked at. */
-    size_t cut = inf_pretokenize_last_cut(s->cps, s->cls, n_cps > 4 ? n_cps - 4 : 0);
+    size_t cut = inf_pretokenize_last_cut(&s->v->pre, s->cps, s->cls, n_cps > 4 ? n_cps - 4 : 0);
     if (cut == 0) {
+        *exact = false;
         return n_cps;
     }
     *used = inf_utf8_decoded_bytes(text, window, cut);
@@ -177,7 +183,10 @@ static size_t decode_piece(bpe_session *s, const char *text, size_t len, size_t 
 /* Split the decoded piece into words and append each word's tokens. */
 static bool tokenize_piece(bpe_session *s, size_t n_cps, word_cache *cache, token_list *out)
 {
-    size_t n_words = inf_pretokenize(s->v->pre, s->cps, s->cls, n_cps, s->word_lengths, s->split_scratch);
+    size_t n_words = inf_pretokenize(&s->v->pre, s->cps, s->cls, n_cps, s->word_lengths, s->split_scratch);
+    if (n_words == (size_t)-1) {
+        return false;
+    }
     size_t first = 0;
     for (size_t w = 0; w < n_words; w++) {
         if (!reserve_word_text(s, s->word_lengths[w])) {
@@ -202,10 +211,20 @@ bool bpe_tokenize(const inf_vocab *v, const char *text, size_t len, size_t piece
         return true;
     }
     bpe_session s = {.v = v};
-    bool ok = allocate_piece_buffers(&s, len < piece_cap ? len : piece_cap);
+    size_t cap = len < piece_cap ? len : piece_cap;
+    bool ok = allocate_piece_buffers(&s, cap);
     for (size_t pos = 0; ok && pos < len;) {
         size_t used;
-        size_t n_cps = decode_piece(&s, text + pos, len - pos, piece_cap, &used);
+        bool exact;
+        size_t n_cps = decode_piece(&s, text + pos, len - pos, cap, &used, &exact);
+        /* With no place to cut, a class-change family has met one word longer than the piece (no
+         * real text; cut anyway); a line-cut family has met, say, indented text without a line
+         * that starts with a letter: the piece grows until one comes, to stay exact. */
+        if (!exact && !v->pre.cut_at_class_change) {
+            cap = (len - pos) / 2 > cap ? 2 * cap : len - pos;
+            ok = allocate_piece_buffers(&s, cap);
+            continue;
+        }
         ok = tokenize_piece(&s, n_cps, cache, out);
         pos += used;
     }

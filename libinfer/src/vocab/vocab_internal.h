@@ -11,7 +11,7 @@
 
 struct inf_vocab {
     inf_vocab_type type;
-    const inf_pretokenizer *pre; /* BPE only */
+    inf_pre_program pre;        /* BPE only */
     char pre_name[64];
     int32_t n_tokens;
 
@@ -61,9 +61,11 @@ bool token_list_push(token_list *list, inf_token token);
 void *vocab_reserve(void *data, size_t *cap, size_t need, size_t item);
 
 /* Text is tokenized in pieces of at most this many bytes, so that memory stays bounded whatever
- * the text. Pieces are cut where the result is the same as for the whole text; only a single
- * pre-tokenizer word (BPE) or run of characters that tokens join (SPM) longer than this is cut
- * regardless, which no real text has (llama.cpp has no such limit and would need gigabytes). */
+ * the text. Pieces are cut where the result is the same as for the whole text. Where there is no
+ * such place, a single pre-tokenizer word (class-change BPE families) or run of characters that
+ * tokens join (SPM) longer than this is cut regardless, which no real text has (llama.cpp has no
+ * such limit and would need gigabytes); for the BPE families that cut only after a line break
+ * (pretokenize.h), the piece grows instead, so that ids stay exact on long indented text. */
 enum { VOCAB_PIECE_BYTES = 256 * 1024 };
 
 /* Append the tokens of one stretch of text with no special tokens in it, working in pieces of at

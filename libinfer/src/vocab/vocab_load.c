@@ -96,9 +96,13 @@ static bool load_pre_tokenizer(loader *ld)
     if (st != GGTK_OK && st != GGTK_ERR_NOT_FOUND) {
         return fail(ld, GGTK_ERR_TYPE, "%s: expected a string", KEY_PRE);
     }
-    ld->v->pre = inf_pretokenizer_find(pre);
-    if (!ld->v->pre) {
+    const inf_pretokenizer *def = inf_pretokenizer_find(pre);
+    if (!def) {
         return fail(ld, GGTK_ERR_UNSUPPORTED, "%s: unsupported pre-tokenizer '%s'", KEY_PRE, pre);
+    }
+    const char *why;
+    if (!inf_pre_program_init(&ld->v->pre, def, &why)) {
+        return fail(ld, why ? GGTK_ERR_UNSUPPORTED : GGTK_ERR_NOMEM, "%s: pre-tokenizer '%s': %s", KEY_PRE, pre, why ? why : "out of memory");
     }
     snprintf(ld->v->pre_name, sizeof ld->v->pre_name, "%s", pre);
     return true;
@@ -248,11 +252,11 @@ static bool load_specials(loader *ld)
 {
     inf_vocab *v = ld->v;
     bool spm = v->type == INF_VOCAB_SPM;
-    v->bos = default_id(v, spm ? 1 : 11);
+    v->bos = (!spm && v->pre.def->no_bos) ? INF_TOKEN_NONE : default_id(v, spm ? 1 : 11);
     v->eos = default_id(v, spm ? 2 : 11);
     v->unk = spm ? default_id(v, 0) : INF_TOKEN_NONE;
     v->pad = v->sep = INF_TOKEN_NONE;
-    v->add_bos = spm || v->pre->add_bos;
+    v->add_bos = spm || v->pre.def->add_bos;
     v->add_eos = false;
     v->add_space_prefix = spm;
     inf_token eot = INF_TOKEN_NONE, eom = INF_TOKEN_NONE;
@@ -389,6 +393,9 @@ static bool load_merges(loader *ld)
         return true;
     }
     const ggtk_array *arr;
+    if (ggtk_get_array(ld->file, KEY_MERGES, &arr) == GGTK_ERR_NOT_FOUND && v->pre.def->merges_optional) {
+        return inf_merge_map_init(&v->merges, 0) || out_of_memory(ld);
+    }
     if (ggtk_get_array(ld->file, KEY_MERGES, &arr) == GGTK_ERR_NOT_FOUND) {
         return fail(ld, GGTK_ERR_NOT_FOUND, "%s: missing; a gpt2 (BPE) vocabulary needs its merges", KEY_MERGES);
     }
@@ -447,6 +454,7 @@ void inf_vocab_free(inf_vocab *v)
     free(v->spm_pairs);
     inf_text_map_free(&v->text_to_id);
     inf_merge_map_free(&v->merges);
+    inf_pre_program_free(&v->pre);
     special_matcher_free(&v->specials);
     free(v);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Write the text corpus the tokenizer is compared on against HF tokenizers.
 
-Usage: make_corpus.py OUTDIR
+Usage: make_corpus.py OUTDIR [--joined N]
+With --joined N the same texts are written joined into N files (for tools started once per file).
 Writes OUTDIR/NNN.txt (valid UTF-8) and OUTDIR/list.txt (one file name a line). The corpus is
 deterministic: the license texts of /usr/share/common-licenses, the project's own C sources, and
 generated text (fixed seed) exercising what the pre-tokenizer regexes treat specially: scripts
@@ -135,13 +136,16 @@ def fixed_texts():
 
 
 def main(argv):
-    if len(argv) != 2:
+    if len(argv) not in (2, 4) or (len(argv) == 4 and argv[2] != "--joined"):
         print(__doc__, file=sys.stderr)
         return 2
     outdir = argv[1]
     os.makedirs(outdir, exist_ok=True)
     rng = random.Random(20240517)
     texts = fixed_texts() + license_texts() + source_texts() + generated_texts(rng, 60, 400)
+    if len(argv) == 4:
+        groups = max(1, int(argv[3]))
+        texts = ["\n\n".join(texts[g::groups]) for g in range(groups)]
     names = []
     for i, text in enumerate(texts):
         name = "%03d.txt" % i
