@@ -8,7 +8,6 @@
 
 #include <ggtk/inf_vocab.h>
 
-#include "convert/convert_tokenizer.h"
 #include "convert_tokenizer_support.h"
 #include "test.h"
 #include "vocab/vocab_test_support.h"

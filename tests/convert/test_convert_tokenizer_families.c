@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "convert/convert_tokenizer.h"
 #include "convert_tokenizer_support.h"
 #include "test.h"
 #include "vocab/vocab_test_support.h"

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert/convert_tokenizer.h"
 #include "convert_tokenizer_support.h"
 #include "test.h"
 
