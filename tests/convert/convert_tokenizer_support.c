@@ -24,6 +24,14 @@ ggtk_file *ct_from_hf(const char *dir, const char *name, ggtk_error *err)
     return ok ? ggtk_open(path, GGTK_OPEN_METADATA, err) : NULL;
 }
 
+bool ct_to_hf(const ggtk_file *gguf, const char *dir, ggtk_error *err)
+{
+    output_set files = {0};
+    bool ok = convert_tokenizer_to_hf(gguf, &files, dir, err) && output_set_commit(&files, err) == GGTK_OK;
+    output_set_free(&files);
+    return ok;
+}
+
 const char *ct_dir(const char *name)
 {
     static char dir[1024];

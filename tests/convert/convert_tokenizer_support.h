@@ -13,6 +13,9 @@
 /* Convert the HF folder `dir` to a metadata-only GGUF file "<tmp>/<name>.gguf" and open it
  * (NULL with *err set when the conversion or the write failed). */
 ggtk_file *ct_from_hf(const char *dir, const char *name, ggtk_error *err);
+/* Export `gguf`'s tokenizer into the existing folder `dir` (convert_tokenizer_to_hf, the files
+ * then committed together); false with *err set on failure, nothing written then. */
+bool ct_to_hf(const ggtk_file *gguf, const char *dir, ggtk_error *err);
 /* A fresh scratch folder "<tmp>/<name>" (static buffer). */
 const char *ct_dir(const char *name);
 /* Write `text` to dir/file; false on an I/O error. */

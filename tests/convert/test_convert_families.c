@@ -2,9 +2,8 @@
  * PyPI safetensors (tests/convert/py/tiny_hf.py): the F32 GGUF holds the keys, tensor names,
  * shapes and values convert_hf_to_gguf.py's rules give (read by gguf-py); --to-hf gives back
  * arrays equal to the GGUF's with every transformation undone (check_roundtrip.py, PyPI
- * safetensors), and converting that folder again gives the same file. With REF_BIN, llama.cpp
- * loads and runs each converted model (a test vocabulary added, until the tokenizer converter
- * lands). */
+ * safetensors), and converting that folder again gives the same file (tokenizer keys included).
+ * With REF_BIN, llama.cpp loads and runs each converted model as it is. */
 #include "test.h"
 
 #include <stdio.h>
@@ -16,7 +15,7 @@ static const char *const families[] = {"llama", "mistral", "qwen2", "qwen3",
 
 static bool oracle_available(void)
 {
-    return test_run(NULL, "python3 -c 'import gguf, numpy, safetensors' 2>/dev/null") == 0;
+    return test_run(NULL, "python3 -c 'import gguf, numpy, safetensors, tokenizers' 2>/dev/null") == 0;
 }
 
 /* Run a command; on failure print its output. */
@@ -53,7 +52,7 @@ static bool family_round_trip(const char *family)
 TEST(test_convert_every_family_matches_the_reference_rules_and_round_trips)
 {
     if (!oracle_available())
-        SKIP("python3 with gguf, numpy and safetensors is needed (tests/requirements.txt)");
+        SKIP("python3 with gguf, numpy, safetensors and tokenizers is needed (tests/requirements.txt)");
     for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
         CHECK_MSG(family_round_trip(families[i]), "family %s", families[i]);
 }
@@ -64,20 +63,17 @@ TEST(test_convert_every_family_loads_in_llama_cpp)
     if (!ref || !*ref)
         SKIP("REF_BIN is unset (llama.cpp's build/bin)");
     if (!oracle_available())
-        SKIP("python3 with gguf, numpy and safetensors is needed (tests/requirements.txt)");
+        SKIP("python3 with gguf, numpy, safetensors and tokenizers is needed (tests/requirements.txt)");
     for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
-        char dir[400], gguf[512], vocab[512];
+        char dir[400], gguf[512];
         snprintf(dir, sizeof dir, "%s-ref", test_tmpfile(families[i]));
         snprintf(gguf, sizeof gguf, "%s.gguf", dir);
-        snprintf(vocab, sizeof vocab, "%s-vocab.gguf", dir);
         char *log = NULL;
         CHECK(ok("make", log, test_run(&log, "python3 tests/convert/py/tiny_hf.py make %s %s",
                                        families[i], dir)));
         CHECK(ok("convert", log, test_run(&log, "%s %s %s", test_tool("gguf-convert"), dir, gguf)));
-        CHECK(ok("vocab", log, test_run(&log, "python3 tests/convert/py/add_test_vocab.py %s %s",
-                                        gguf, vocab)));
-        int rc = test_run(&log, "%s/llama-bench -m %s -p 16 -n 4 -r 1 -t 1 -o csv", ref, vocab);
-        CHECK_MSG(rc == 0 && log && strstr(log, vocab), "%s: llama-bench failed (%d): %s",
+        int rc = test_run(&log, "%s/llama-bench -m %s -p 16 -n 4 -r 1 -t 1 -o csv", ref, gguf);
+        CHECK_MSG(rc == 0 && log && strstr(log, gguf), "%s: llama-bench failed (%d): %s",
                   families[i], rc, log ? log : "");
         free(log);
     }

@@ -1,7 +1,9 @@
 /* The HF -> GGUF converter on hostile folders: config values that do not fit their GGUF type,
  * unknown architectures, tensors, dtypes and rope scaling, rows that do not split into heads,
  * broken safetensors. Each is refused with one line naming the file and the field, and no output
- * file appears. A minimal valid folder converts, so each failure is the one change made. */
+ * file appears. A minimal valid folder (with a 4-token tokenizer.json) converts, so each failure
+ * is the one change made; a folder with several problems reports the first in the converter's
+ * reading order (docs/convert.md). */
 #include "safetensors_fixture.h"
 #include "test.h"
 
@@ -23,8 +25,19 @@
 #define CONFIG_HEAD "{\"architectures\":[\"LlamaForCausalLM\"],\"hidden_size\":8,\"vocab_size\":4,"
 #define GOOD_CONFIG CONFIG_HEAD "\"num_attention_heads\":2,\"num_hidden_layers\":1,\"rms_norm_eps\":1e-5}"
 
-/* A folder `name` with `config` and the safetensors header `tensors` over `data` bytes. */
-static const char *folder(const char *name, const char *config, const char *tensors, size_t data)
+/* A byte-level BPE of vocab_size (4) tokens with one merge: the GPT-2 pre-tokenizer. */
+#define TOKENIZER                                                                                  \
+    "{\"added_tokens\":[],\"pre_tokenizer\":{\"type\":\"ByteLevel\",\"add_prefix_space\":false,"   \
+    "\"trim_offsets\":true,\"use_regex\":true},\"model\":{\"type\":\"BPE\","                     \
+    "\"vocab\":{\"a\":0,\"b\":1,\"c\":2,\"ab\":3},\"merges\":[\"a b\"]}}"
+
+/* Entries of a folder made by folder(): config.json, model.safetensors, tokenizer.json. */
+#define FOLDER_ENTRIES 3
+
+/* A folder `name` with `config`, the safetensors header `tensors` over `data` bytes and
+ * `tokenizer` as tokenizer.json. */
+static const char *folder_with(const char *name, const char *config, const char *tensors,
+                               size_t data, const char *tokenizer)
 {
     static char dir[512];
     snprintf(dir, sizeof dir, "%s", test_tmpfile(name));
@@ -34,7 +47,14 @@ static const char *folder(const char *name, const char *config, const char *tens
     st_fixture_text(path, config);
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
     st_fixture_write(path, tensors, UINT64_MAX, data);
+    snprintf(path, sizeof path, "%s/tokenizer.json", dir);
+    st_fixture_text(path, tokenizer);
     return dir;
+}
+
+static const char *folder(const char *name, const char *config, const char *tensors, size_t data)
+{
+    return folder_with(name, config, tensors, data, TOKENIZER);
 }
 
 /* Convert `dir` and expect `status` with `needle` in a one-line message and no output. */
@@ -46,7 +66,7 @@ static bool refused(const char *dir, ggtk_status status, const char *needle)
     inf_convert_options o = inf_convert_options_default();
     ggtk_status got = inf_convert_hf_to_gguf(dir, out, &o, &err);
     bool ok = got == status && strstr(err.message, needle) && !strchr(err.message, '\n') &&
-              st_fixture_count_entries(dir) == 2;
+              st_fixture_count_entries(dir) == FOLDER_ENTRIES;
     if (!ok)
         fprintf(stderr, "    got %d: %s (%d entries)\n", got, err.message,
                 st_fixture_count_entries(dir));
@@ -120,6 +140,85 @@ TEST(test_convert_refuses_unknown_architectures_tensors_and_dtypes)
                   "run past the 100-byte data section"));
 }
 
+/* config.json's architecture, then the safetensors files and tensors, then config.json's values,
+ * then the tokenizer: a folder with several problems reports the first of these. */
+TEST(test_convert_reports_the_first_problem_in_reading_order)
+{
+    const char *broken_tokenizer = "{\"model\":";
+    CHECK(refused(folder_with("order-tok", GOOD_CONFIG, TENSORS, 384, broken_tokenizer),
+                  GGTK_ERR_INVALID, "tokenizer.json: line 1"));
+    CHECK(refused(folder_with("order-data", GOOD_CONFIG, TENSORS, 100, broken_tokenizer),
+                  GGTK_ERR_LAYOUT, "run past the 100-byte data section"));
+    CHECK(refused(folder_with("order-heads", CONFIG_HEAD "\"num_attention_heads\":3,\"num_hidden_layers\":1}",
+                              TENSORS, 384, broken_tokenizer),
+                  GGTK_ERR_INVALID, "8 rows do not split into 3 heads"));
+    CHECK(refused(folder_with("order-config", CONFIG_HEAD "\"num_attention_heads\":2,\"num_hidden_layers\":-1}",
+                              TENSORS, 384, broken_tokenizer),
+                  GGTK_ERR_INVALID, "\"num_hidden_layers\" is not an integer"));
+    CHECK(refused(folder_with("order-arch", "{\"architectures\":[\"GPT2LMHeadModel\"]}", TENSORS, 100,
+                              broken_tokenizer),
+                  GGTK_ERR_UNSUPPORTED, "architecture 'GPT2LMHeadModel' is not supported"));
+}
+
+/* on_temp_file hook: once the tokenizer's first file is staged, put a folder where a later file
+ * of the export must be renamed to, so that the commit fails after the tokenizer was built. */
+static void block_special_tokens_map(const char *temp_path, void *user)
+{
+    if (temp_path && strstr(temp_path, "/.tokenizer.json.")) {
+        char path[700];
+        snprintf(path, sizeof path, "%s/special_tokens_map.json", (const char *)user);
+        mkdir(path, 0777);
+    }
+}
+
+TEST(test_convert_to_hf_failing_at_the_end_leaves_no_file)
+{
+    const char *dir = folder("late", GOOD_CONFIG, TENSORS, 384);
+    char gguf[600], out[600];
+    snprintf(gguf, sizeof gguf, "%s/model.gguf", dir);
+    snprintf(out, sizeof out, "%s/hf", dir);
+    ggtk_error err = {0};
+    inf_convert_options o = inf_convert_options_default();
+    o.file_type = GGTK_FILE_TYPE_F32;
+    CHECK_MSG(inf_convert_hf_to_gguf(dir, gguf, &o, &err) == GGTK_OK, "%s", err.message);
+    mkdir(out, 0777);
+    inf_convert_hf_options h = inf_convert_hf_options_default();
+    h.on_temp_file = block_special_tokens_map;
+    h.user = out;
+    CHECK(inf_convert_gguf_to_hf(gguf, out, &h, &err) != GGTK_OK);
+    CHECK_MSG(strstr(err.message, "special_tokens_map.json") && !strchr(err.message, '\n'), "%s",
+              err.message);
+    CHECK_MSG(st_fixture_count_entries(out) == 1, "%d entries left in %s (the blocking folder only)",
+              st_fixture_count_entries(out), out);
+}
+
+TEST(test_convert_cli_refuses_bad_usage_with_one_line)
+{
+    static const struct { const char *args, *needle; } cases[] = {
+        {"--bogus a b", "unknown option '--bogus'"},
+        {"a b --outtype", "--outtype wants a value"},
+        {"--threads 0 a b", "--threads '0': not 1 to 1024"},
+        {"--to-hf --shard-size 0 a b", "--shard-size '0': not a positive size"},
+        {"--to-hf --metadata m.json a b", "--metadata applies to HF -> GGUF only"},
+        {"--shard-size 1M a b", "--shard-size applies to --to-hf only"},
+        {"a", "expected an input and an output"},
+        {"a b c", "unexpected argument 'c'"},
+        {"--outtype q9 a b", "--outtype 'q9': not a file type"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *log = NULL;
+        int rc = test_run(&log, "%s %s 2>&1", test_tool("gguf-convert"), cases[i].args);
+        CHECK_MSG(rc == 2 && log && strncmp(log, "gguf-convert: error: ", 21) == 0 &&
+                      strstr(log, cases[i].needle) && strchr(log, '\n') && !strchr(log, '\n')[1],
+                  "%s: rc %d: %s", cases[i].args, rc, log ? log : "");
+        free(log);
+    }
+    char *log = NULL;
+    CHECK(test_run(&log, "%s --help a", test_tool("gguf-convert")) == 0 && log &&
+          strncmp(log, "usage: gguf-convert", 19) == 0);
+    free(log);
+}
+
 TEST(test_convert_cli_prints_one_line_and_writes_nothing)
 {
     const char *dir = folder("cli", GOOD_CONFIG, TENSORS, 383);
@@ -130,8 +229,8 @@ TEST(test_convert_cli_prints_one_line_and_writes_nothing)
                   !strchr(log, '\n')[1] && strstr(log, "model.safetensors"),
               "%s", log ? log : "");
     free(log);
-    CHECK(st_fixture_count_entries(dir) == 2);
+    CHECK(st_fixture_count_entries(dir) == FOLDER_ENTRIES);
     CHECK(test_run(NULL, "%s --to-hf %s/model.safetensors %s/hf 2>/dev/null",
                    test_tool("gguf-convert"), dir, dir) == 1);
-    CHECK(st_fixture_count_entries(dir) == 2);
+    CHECK(st_fixture_count_entries(dir) == FOLDER_ENTRIES);
 }

@@ -8,7 +8,6 @@
 
 #include <ggtk/inf_vocab.h>
 
-#include "convert/convert_tokenizer.h"
 #include "convert_tokenizer_support.h"
 #include "test.h"
 #include "vocab/vocab_test_support.h"
@@ -32,7 +31,7 @@ static void check_round_trip(const char *model, const char *name)
     CHECK(original);
     const char *dir = ct_dir(name);
     ggtk_error err = {0};
-    CHECK_MSG(convert_tokenizer_to_hf(original, dir, &err), "%s", err.message);
+    CHECK_MSG(ct_to_hf(original, dir, &err), "%s", err.message);
     ggtk_file *back = ct_from_hf(dir, name, &err);
     CHECK_MSG(back, "%s", err.message);
     const char *diff = ct_tokenizer_keys_differ(original, back);
@@ -65,7 +64,7 @@ static void check_parity(const char *model, const char *name, unsigned flags, co
     char dir[1024], corpus[1024];
     snprintf(dir, sizeof dir, "%s", ct_dir(name));
     ggtk_error err = {0};
-    CHECK_MSG(convert_tokenizer_to_hf(file, dir, &err), "%s", err.message);
+    CHECK_MSG(ct_to_hf(file, dir, &err), "%s", err.message);
     CHECK(ct_make_corpus(corpus, sizeof corpus));
     char *output = NULL;
     int texts = ct_write_ids(v, corpus, flags);

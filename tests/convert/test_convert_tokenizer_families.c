@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "convert/convert_tokenizer.h"
 #include "convert_tokenizer_support.h"
 #include "test.h"
 #include "vocab/vocab_test_support.h"
@@ -60,7 +59,7 @@ static const char *check_family(const char *dir, const char *name, const char *p
         char cmd[5000];
         snprintf(cmd, sizeof cmd, "mkdir -p %s && { ! test -f %s/config.json || cp %s/config.json %s/; }", back_dir,
                  folder, folder, back_dir);
-        ggtk_file *again = system(cmd) == 0 && convert_tokenizer_to_hf(got, back_dir, &err)
+        ggtk_file *again = system(cmd) == 0 && ct_to_hf(got, back_dir, &err)
                                ? ct_from_hf(back_dir, "again", &err) : NULL;
         diff = again ? ct_tokenizer_keys_differ(got, again) : err.message;
         snprintf(msg, sizeof msg, "%s%s%s", *diff ? name : "", *diff ? " (GGUF -> HF -> GGUF): " : "", diff);
@@ -94,7 +93,7 @@ TEST(test_convert_tokenizer_families_tokenize_like_their_tokenizer_json)
         CHECK_MSG(f, "%s: %s", families[i], err.message);
         snprintf(gguf_path, sizeof gguf_path, "%s", ggtk_path(f));
         mkdir(exported, 0777);
-        bool ok = convert_tokenizer_to_hf(f, exported, &err);
+        bool ok = ct_to_hf(f, exported, &err);
         ggtk_close(f);
         CHECK_MSG(ok, "%s: %s", families[i], err.message);
         inf_vocab *v = vt_load(gguf_path, err_text, sizeof err_text);

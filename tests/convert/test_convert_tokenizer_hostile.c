@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert/convert_tokenizer.h"
 #include "convert_tokenizer_support.h"
 #include "test.h"
 
@@ -199,7 +198,7 @@ static void check_export_refused(ggtk_writer *w, const char *name, const char *w
     ggtk_file *f = ggtk_open(path, GGTK_OPEN_METADATA, &err);
     CHECK_MSG(f, "%s", err.message);
     snprintf(dir, sizeof dir, "%s", ct_dir(name));
-    bool ok = convert_tokenizer_to_hf(f, dir, &err);
+    bool ok = ct_to_hf(f, dir, &err);
     ggtk_close(f);
     CHECK_MSG(!ok, "%s: exported", name);
     CHECK_MSG(strstr(err.message, name) && strstr(err.message, want), "%s: '%s' lacks '%s'", name, err.message, want);

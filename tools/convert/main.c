@@ -1,5 +1,7 @@
 /* main.c - gguf-convert: a Hugging Face model folder to GGUF, or (--to-hf) a GGUF model back to a
  * Hugging Face folder, through libinfer's converters (inf_convert.h; docs/convert.md). */
+#include "cli_options.h"
+#include "openmp_waits.h"
 #include "signals.h"
 #include "tool_stdout.h"
 
@@ -12,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
@@ -41,6 +42,21 @@ typedef struct convert_args {
     int threads;
 } convert_args;
 
+enum option_id { OPT_TO_HF, OPT_OUTTYPE, OPT_METADATA, OPT_SHARD_SIZE, OPT_THREADS, OPT_HELP };
+
+static const cli_option option_table[] = {
+    {"--to-hf", NULL, OPT_TO_HF, NULL},
+    {"--outtype", NULL, OPT_OUTTYPE, "TYPE"},
+    {"--metadata", NULL, OPT_METADATA, "FILE"},
+    {"--shard-size", NULL, OPT_SHARD_SIZE, "N"},
+    {"--threads", NULL, OPT_THREADS, "N"},
+    {"--help", "-h", OPT_HELP, NULL},
+};
+
+/* IN OUT: two operands. */
+static const cli_spec cli = {"gguf-convert: error: ", " (see gguf-convert --help)", EXIT_USAGE,
+                             CLI_TABLE(option_table), 2};
+
 /* A size with an optional K/M/G suffix (llama.cpp's split_str_to_n_bytes). */
 static bool parse_size(const char *text, uint64_t *out)
 {
@@ -58,58 +74,61 @@ static bool parse_size(const char *text, uint64_t *out)
     return true;
 }
 
-static int parse_args(convert_args *a, int argc, char **argv, bool *exit_now)
+static int parse_threads(const char *text, int *threads)
+{
+    char *end = NULL;
+    errno = 0;
+    long n = strtol(text, &end, 10);
+    if (errno || !*text || *end || n < 1 || n > 1024)
+        return cli_usage_error(&cli, "--threads '%s': not 1 to 1024", text);
+    *threads = (int)n;
+    return 0;
+}
+
+static int apply_option(void *context, const cli_arg *arg)
+{
+    convert_args *a = context;
+    switch ((enum option_id)arg->option->id) {
+    case OPT_TO_HF:
+        a->to_hf = true;
+        return 0;
+    case OPT_OUTTYPE:
+        a->outtype = arg->value;
+        return 0;
+    case OPT_METADATA:
+        a->metadata = arg->value;
+        return 0;
+    case OPT_SHARD_SIZE:
+        if (!parse_size(arg->value, &a->shard_bytes) || a->shard_bytes == 0)
+            return cli_usage_error(&cli, "--shard-size '%s': not a positive size", arg->value);
+        return 0;
+    case OPT_THREADS:
+        return parse_threads(arg->value, &a->threads);
+    case OPT_HELP:
+        fputs(usage, stdout);
+        return CLI_STOP;
+    }
+    return EXIT_USAGE;
+}
+
+/* 0 to convert; CLI_STOP after --help; else the exit status after printing one line. */
+static int parse_args(convert_args *a, int argc, char **argv)
 {
     memset(a, 0, sizeof *a);
-    int positional = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        bool has_value = i + 1 < argc;
-        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            fputs(usage, stdout);
-            *exit_now = true;
-            return 0;
-        } else if (strcmp(arg, "--to-hf") == 0) {
-            a->to_hf = true;
-        } else if (strcmp(arg, "--outtype") == 0 && has_value) {
-            a->outtype = argv[++i];
-        } else if (strcmp(arg, "--metadata") == 0 && has_value) {
-            a->metadata = argv[++i];
-        } else if (strcmp(arg, "--shard-size") == 0 && has_value) {
-            if (!parse_size(argv[++i], &a->shard_bytes) || a->shard_bytes == 0) {
-                fprintf(stderr, "gguf-convert: error: --shard-size '%s': not a positive size\n", argv[i]);
-                return EXIT_USAGE;
-            }
-        } else if (strcmp(arg, "--threads") == 0 && has_value) {
-            char *end = NULL;
-            long n = strtol(argv[++i], &end, 10);
-            if (!*argv[i] || *end || n < 1 || n > 1024) {
-                fprintf(stderr, "gguf-convert: error: --threads '%s': not 1 to 1024\n", argv[i]);
-                return EXIT_USAGE;
-            }
-            a->threads = (int)n;
-        } else if (arg[0] == '-' && arg[1]) {
-            fprintf(stderr, "gguf-convert: error: unknown option or missing value: %s\n%s", arg, usage);
-            return EXIT_USAGE;
-        } else if (positional < 2) {
-            *(positional++ == 0 ? &a->input : &a->output) = arg;
-        } else {
-            fprintf(stderr, "gguf-convert: error: unexpected argument '%s'\n", arg);
-            return EXIT_USAGE;
-        }
-    }
-    if (positional != 2) {
-        fprintf(stderr, "gguf-convert: error: expected an input and an output\n%s", usage);
-        return EXIT_USAGE;
-    }
-    if (a->to_hf && a->metadata) {
-        fprintf(stderr, "gguf-convert: error: --metadata applies to HF -> GGUF only\n");
-        return EXIT_USAGE;
-    }
-    if (!a->to_hf && a->shard_bytes) {
-        fprintf(stderr, "gguf-convert: error: --shard-size applies to --to-hf only\n");
-        return EXIT_USAGE;
-    }
+    const char *operands[2];
+    int n_operands = 0;
+    bool stopped = false;
+    int rc = cli_parse(&cli, argc, argv, apply_option, a, operands, &n_operands, &stopped);
+    if (rc != 0 || stopped)
+        return stopped ? CLI_STOP : rc;
+    if (n_operands != 2)
+        return cli_usage_error(&cli, "expected an input and an output");
+    a->input = operands[0];
+    a->output = operands[1];
+    if (a->to_hf && a->metadata)
+        return cli_usage_error(&cli, "--metadata applies to HF -> GGUF only");
+    if (!a->to_hf && a->shard_bytes)
+        return cli_usage_error(&cli, "--shard-size applies to --to-hf only");
     return 0;
 }
 
@@ -192,26 +211,15 @@ static int to_hf(const convert_args *a)
     return 0;
 }
 
-/* As gguf-quantize does (tools/quantize/main.c): libgomp reads OMP_WAIT_POLICY when it loads,
- * and its default spinning between our parallel regions (one per tensor) takes the CPU from the
- * thread writing the output on a busy machine; passive waits cost microseconds. Run again with
- * it set unless the user chose a policy. */
-static void use_passive_openmp_waits(char **argv)
-{
-    if (getenv("OMP_WAIT_POLICY"))
-        return;
-    if (setenv("OMP_WAIT_POLICY", "passive", 1) == 0)
-        execv("/proc/self/exe", argv);
-}
-
 int main(int argc, char **argv)
 {
-    use_passive_openmp_waits(argv);
+    openmp_waits_make_passive(argv);
     tool_signals_install();
     convert_args args;
-    bool exit_now = false;
-    int rc = parse_args(&args, argc, argv, &exit_now);
-    if (rc == 0 && !exit_now)
+    int rc = parse_args(&args, argc, argv);
+    if (rc == 0)
         rc = args.to_hf ? to_hf(&args) : to_gguf(&args);
+    else if (rc == CLI_STOP)
+        rc = 0;
     return tool_stdout_close("gguf-convert: error: ") ? rc : EXIT_FAILED;
 }

@@ -1,5 +1,6 @@
 /* main.c - gguf-quantize: convert a GGUF model to another tensor type (see --help). The work is
  * libinfer's inf_quantize_file.h; this file only sequences it: arguments, plan, run, report. */
+#include "openmp_waits.h"
 #include "output_path.h"
 #include "quantize_tool.h"
 #include "signals.h"
@@ -8,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 /* The tool_signals_track() slots of the temporary outputs (one, or one per part). */
 static int temp_slots[SPLIT_OUTPUT_MAX_FILES];
@@ -110,22 +110,9 @@ static int run_plan(inf_quantize_plan *plan, const tool_args *args)
     return rc;
 }
 
-/* libgomp reads OMP_WAIT_POLICY once, when it loads, before main(). Its default lets idle threads
- * spin for milliseconds; between our parallel regions (one per batch) the main thread writes the
- * output, and on a busy machine the spinning threads take its CPU: 2 threads ran 2-3x slower than
- * 1. Passive waiting costs a few microseconds per batch. So, unless the user chose a policy, run
- * again with it set; if that fails, carry on as we are. */
-static void use_passive_openmp_waits(char **argv)
-{
-    if (getenv("OMP_WAIT_POLICY"))
-        return;
-    if (setenv("OMP_WAIT_POLICY", "passive", 1) == 0)
-        execv("/proc/self/exe", argv);
-}
-
 int main(int argc, char **argv)
 {
-    use_passive_openmp_waits(argv);
+    openmp_waits_make_passive(argv);
     tool_signals_install();
     tool_args args;
     bool exit_now = false;

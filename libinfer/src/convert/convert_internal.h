@@ -97,6 +97,12 @@ typedef struct tensor_transform {
 tensor_transform tensor_transform_for(const hf_family *family, const hf_heads *heads,
                                       const char *gguf_name);
 
+/* Whether a matrix of `nrows` rows can take transformation `t`: INVALID, naming tensor `name`,
+ * when the rows do not split into the heads. Checked when the conversion is planned, so that the
+ * error comes before any later problem of the folder; tensor_transform_apply checks it again. */
+ggtk_status tensor_transform_check(const tensor_transform *t, uint64_t nrows, const char *name,
+                                   ggtk_error *err);
+
 /* Apply (HF -> GGUF) or undo (GGUF -> HF) a transformation on a row-major F32 matrix of `nrows`
  * rows of `ncols` in place; `scratch` holds nrows * ncols floats. Errors: INVALID when the rows
  * do not split into the heads (named in the message with `name`). */

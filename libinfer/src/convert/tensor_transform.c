@@ -41,17 +41,26 @@ static void permute_rows(const float *src, float *dst, uint64_t n_heads, uint64_
             }
 }
 
+ggtk_status tensor_transform_check(const tensor_transform *t, uint64_t nrows, const char *name,
+                                   ggtk_error *err)
+{
+    if (t->permute_heads && nrows % (2 * t->permute_heads) != 0)
+        return ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
+                              "tensor '%s': %llu rows do not split into %llu heads of "
+                              "rotary pairs (check num_attention_heads/num_key_value_heads)",
+                              name, (unsigned long long)nrows,
+                              (unsigned long long)t->permute_heads);
+    return GGTK_OK;
+}
+
 ggtk_status tensor_transform_apply(const tensor_transform *t, bool to_gguf, float *data,
                                    float *scratch, uint64_t nrows, uint64_t ncols,
                                    const char *name, ggtk_error *err)
 {
+    ggtk_status status = tensor_transform_check(t, nrows, name, err);
+    if (status != GGTK_OK)
+        return status;
     if (t->permute_heads) {
-        if (nrows % (2 * t->permute_heads) != 0)
-            return ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
-                                  "tensor '%s': %llu rows do not split into %llu heads of "
-                                  "rotary pairs (check num_attention_heads/num_key_value_heads)",
-                                  name, (unsigned long long)nrows,
-                                  (unsigned long long)t->permute_heads);
         permute_rows(data, scratch, t->permute_heads, nrows / t->permute_heads, ncols, to_gguf);
         memcpy(data, scratch, nrows * ncols * sizeof *data);
     }

@@ -206,7 +206,7 @@ static ggtk_status plan_tensor(conversion *c, const inf_safetensors_tensor *src,
             t->ne[1] = t->nrows = n;
     }
     t->transform = tensor_transform_for(c->family, &c->heads, t->name);
-    return GGTK_OK;
+    return tensor_transform_check(&t->transform, t->nrows, t->name, err);
 }
 
 static ggtk_status plan_tensors(conversion *c, ggtk_error *err)

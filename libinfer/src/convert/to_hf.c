@@ -64,6 +64,12 @@ static ggtk_status plan_export(const ggtk_file *gguf, const hf_family *family,
                                   "%s: %s.attention.head_count is missing", ggtk_path(gguf),
                                   family->gguf_arch);
         }
+        uint64_t nrows = t->info->ne[1] * t->info->ne[2] * t->info->ne[3];
+        ggtk_status status = tensor_transform_check(&t->transform, nrows, t->info->name, err);
+        if (status != GGTK_OK) {
+            free(tensors);
+            return status;
+        }
     }
     qsort(tensors, (size_t)n, sizeof *tensors, compare_export);
     *out = tensors;
@@ -204,7 +210,9 @@ static ggtk_status prepare_dir(const char *dir, bool *created, ggtk_error *err)
 {
     static const char *const names[] = {"config.json", "generation_config.json",
                                         "gguf_metadata.json", "model.safetensors",
-                                        "model.safetensors.index.json"};
+                                        "model.safetensors.index.json", "tokenizer.json",
+                                        "tokenizer_config.json", "special_tokens_map.json",
+                                        "tokenizer.model", "added_tokens.json"};
     *created = mkdir(dir, 0777) == 0;
     struct stat st;
     if (!*created && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)))
@@ -256,7 +264,7 @@ static ggtk_status export_all(const ggtk_file *gguf, const hf_family *family, co
         status = write_json(&files, dir, "gguf_metadata.json", meta, err);
     if (status == GGTK_OK)
         status = safetensors_writer_finish_into(w, &files, err);
-    if (status == GGTK_OK && !convert_tokenizer_to_hf(gguf, dir, err))
+    if (status == GGTK_OK && !convert_tokenizer_to_hf(gguf, &files, dir, err))
         status = err && err->status != GGTK_OK ? err->status : GGTK_ERR_INVALID;
     if (status == GGTK_OK)
         status = output_set_commit(&files, err);

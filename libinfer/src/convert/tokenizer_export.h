@@ -11,6 +11,8 @@
 #include <ggtk/error.h>
 #include <ggtk/gguf.h>
 
+#include "convert/output_set.h"
+
 /* The special tokens a GGUF file names by id and tokenizer_config.json by text. */
 enum { SPECIAL_BOS, SPECIAL_EOS, SPECIAL_UNK, SPECIAL_SEP, SPECIAL_PAD, SPECIAL_MASK, SPECIAL_COUNT };
 extern const char *const export_special_gguf_keys[SPECIAL_COUNT]; /* tokenizer.ggml.bos_token_id ... */
@@ -46,8 +48,8 @@ bool export_token_is_added(const gguf_tokenizer *t, uint64_t id, bool *special);
  * verbatim); every other token is a piece of tokenizer.model only. */
 typedef enum export_added_list { EXPORT_NOT_LISTED, EXPORT_IN_DECODER, EXPORT_IN_ADDED_TOKENS_JSON } export_added_list;
 export_added_list export_spm_listed_added(const gguf_tokenizer *t, uint64_t id);
-/* Write tokenizer.model (SentencePiece ModelProto) for `t` to `path`, atomically. */
-bool export_spm_model(const gguf_tokenizer *t, const char *path, ggtk_error *err);
+/* Add dir/tokenizer.model (SentencePiece ModelProto) for `t` to `files`. */
+bool export_spm_model(const gguf_tokenizer *t, output_set *files, const char *dir, ggtk_error *err);
 
 /* tokenizer.json for the vocabulary (BPE model; for SentencePiece the Gemma kind: byte fallback,
  * merges ranked by the merged piece's score). */

@@ -1,5 +1,5 @@
 /* tokenizer_files.c - the plumbing of the tokenizer converter: the vocabulary under construction,
- * paths in a model folder, and JSON files read whole and written atomically. */
+ * paths in a model folder, and JSON files read whole. */
 #include "convert/tokenizer_internal.h"
 
 #include <errno.h>
@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-#include <ggtk/atomic_file.h>
 
 bool conv_vocab_alloc(conv_vocab *v, uint32_t n, bool with_scores)
 {
@@ -94,24 +92,6 @@ bool conv_json_load(const char *path, bool optional, json_t **out, ggtk_error *e
         return false;
     }
     return true;
-}
-
-bool conv_json_save(const json_t *root, const char *path, ggtk_error *err)
-{
-    ggtk_atomic_file *f = ggtk_atomic_file_open(path, err);
-    if (!f) {
-        return false;
-    }
-    FILE *stream = ggtk_atomic_file_stream(f);
-    if (json_dumpf(root, stream, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0) {
-        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "%s: could not encode the JSON", path);
-        ggtk_atomic_file_close(f);
-        return false;
-    }
-    fputc('\n', stream);
-    bool ok = ggtk_atomic_file_commit(f, err) == GGTK_OK;
-    ggtk_atomic_file_close(f);
-    return ok;
 }
 
 bool conv_json_is_string(const json_t *s, const char *text)

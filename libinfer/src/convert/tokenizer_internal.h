@@ -48,9 +48,6 @@ bool conv_is_file(const char *path);
 /* Parse the JSON file `path`. When the file does not exist and `optional`, returns true with
  * *out = NULL. On a read or parse error: false, with *err naming the file, line and column. */
 bool conv_json_load(const char *path, bool optional, json_t **out, ggtk_error *err);
-/* Write `root` to `path` atomically (pretty-printed with 2 spaces, keys in insertion order,
- * UTF-8 kept as is). */
-bool conv_json_save(const json_t *root, const char *path, ggtk_error *err);
 /* Whether `s` is a JSON string equal to `text`. */
 bool conv_json_is_string(const json_t *s, const char *text);
 

@@ -7,10 +7,9 @@
  * SentencePiece accepts (the unknown id UNKNOWN, control tokens CONTROL, others USER_DEFINED). */
 #include "convert/tokenizer_export.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <ggtk/atomic_file.h>
 
 #include "convert/tokenizer_internal.h"
 
@@ -148,7 +147,7 @@ static int32_t piece_type(const gguf_tokenizer *t, uint64_t id)
     return type == TOK_CONTROL ? TOK_CONTROL : TOK_USER_DEFINED;
 }
 
-bool export_spm_model(const gguf_tokenizer *t, const char *path, ggtk_error *err)
+bool export_spm_model(const gguf_tokenizer *t, output_set *files, const char *dir, ggtk_error *err)
 {
     pb_buffer b = {0};
     for (uint64_t id = 0; id < t->n_tokens; id++) {
@@ -157,15 +156,13 @@ bool export_spm_model(const gguf_tokenizer *t, const char *path, ggtk_error *err
     put_specs(&b, t);
     if (b.failed) {
         free(b.data);
-        return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "%s: out of memory", path), false;
+        return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "%s/tokenizer.model: out of memory", dir), false;
     }
-    ggtk_atomic_file *f = ggtk_atomic_file_open(path, err);
-    bool ok = f && fwrite(b.data, 1, b.len, ggtk_atomic_file_stream(f)) == b.len &&
-              ggtk_atomic_file_commit(f, err) == GGTK_OK;
-    if (f && !ok && err && err->status == GGTK_OK) {
-        ggtk_error_set(err, GGTK_ERR_IO, GGTK_NO_OFFSET, "%s: write failed", path);
+    FILE *stream = output_set_open(files, dir, "tokenizer.model", err);
+    bool ok = stream && fwrite(b.data, 1, b.len, stream) == b.len;
+    if (stream && !ok) {
+        ggtk_error_set(err, GGTK_ERR_IO, GGTK_NO_OFFSET, "%s/tokenizer.model: write failed", dir);
     }
-    ggtk_atomic_file_close(f);
     free(b.data);
     return ok;
 }

@@ -1,6 +1,6 @@
 /* tokenizer_to_hf.c - GGUF -> HF for the tokenizer: reads the tokenizer.* keys once, builds
  * tokenizer.json, tokenizer_config.json and special_tokens_map.json (for SentencePiece also
- * tokenizer.model and, when needed, added_tokens.json), and writes each atomically.
+ * tokenizer.model and, when needed, added_tokens.json), and adds them to the converter's output set.
  * tokenizer_config.json carries what the reverse conversion reads back (add_*_token flags,
  * add_prefix_space, the special tokens by text, clean_up_tokenization_spaces, the chat
  * templates), so HF -> GGUF of the written folder gives the file's keys again. */
@@ -263,16 +263,21 @@ static json_t *tokenizer_config(const gguf_tokenizer *t, const ggtk_file *file, 
     return config;
 }
 
-static bool save(const json_t *root, const char *dir, const char *name, ggtk_error *err)
+/* Add dir/name, holding `root`, to `files`. */
+static bool save(output_set *files, const json_t *root, const char *dir, const char *name, ggtk_error *err)
 {
-    char *path = conv_path(dir, name);
-    bool ok = path ? conv_json_save(root, path, err)
-                   : (ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory"), false);
-    free(path);
-    return ok;
+    FILE *stream = output_set_open(files, dir, name, err);
+    if (!stream) {
+        return false;
+    }
+    if (json_dumpf(root, stream, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0 || fputc('\n', stream) == EOF) {
+        ggtk_error_set(err, GGTK_ERR_IO, GGTK_NO_OFFSET, "%s/%s: cannot write", dir, name);
+        return false;
+    }
+    return true;
 }
 
-bool convert_tokenizer_to_hf(const ggtk_file *gguf, const char *out_dir, ggtk_error *err)
+bool convert_tokenizer_to_hf(const ggtk_file *gguf, output_set *files, const char *out_dir, ggtk_error *err)
 {
     gguf_tokenizer t;
     if (!export_read_gguf(gguf, &t, err)) {
@@ -287,11 +292,11 @@ bool convert_tokenizer_to_hf(const ggtk_file *gguf, const char *out_dir, ggtk_er
     if (map && !ok && err) {
         *err = added_err;
     }
-    char *model_path = conv_path(out_dir, "tokenizer.model");
-    ok = ok && model_path && save(tokenizer, out_dir, "tokenizer.json", err) &&
-         save(config, out_dir, "tokenizer_config.json", err) && save(map, out_dir, "special_tokens_map.json", err) &&
-         (!added || save(added, out_dir, "added_tokens.json", err)) && (!t.spm || export_spm_model(&t, model_path, err));
-    free(model_path);
+    ok = ok && save(files, tokenizer, out_dir, "tokenizer.json", err) &&
+         save(files, config, out_dir, "tokenizer_config.json", err) &&
+         save(files, map, out_dir, "special_tokens_map.json", err) &&
+         (!added || save(files, added, out_dir, "added_tokens.json", err)) &&
+         (!t.spm || export_spm_model(&t, files, out_dir, err));
     json_decref(tokenizer);
     json_decref(config);
     json_decref(map);

@@ -5,12 +5,11 @@ safetensors (numpy) reads the exported folder.
   check_roundtrip.py export GGUF HF_DIR [--dtype f32|f16|bf16]
       every tensor of HF_DIR equals GGUF's tensor (gguf-py dequantized, the Llama q/k row
       regrouping and Gemma's norm +1 undone, then rounded to the dtype), names mapped back.
-  check_roundtrip.py same GGUF_A GGUF_B [--ignore-prefix P ...] [--bf16]
-      same metadata (keys, types, values; order ignored) and bit-identical tensors (with --bf16:
-      A's values rounded to bf16 equal B's).
-  check_roundtrip.py with-tokenizer TOKENIZER_GGUF MODEL_GGUF OUT
-      MODEL with the tokenizer.* keys of TOKENIZER_GGUF added (for perplexity runs on converted
-      files until the tokenizer converter lands).
+  check_roundtrip.py same GGUF_A GGUF_B [--bf16]
+      same metadata (every key, type and value; order ignored: the converter writes keys in
+      convert_hf_to_gguf.py's order, which a file from an older converter or from
+      llama-quantize need not have) and bit-identical tensors (with --bf16: A's values rounded
+      to bf16 equal B's).
 Prints one line per difference and exits 1 on any.
 """
 import argparse
@@ -135,10 +134,10 @@ def export(args):
     return 1 if bad else 0
 
 
-def values(r, ignore):
+def values(r):
     out = {}
     for k, f in r.fields.items():
-        if k.startswith("GGUF.") or any(k.startswith(p) for p in ignore):
+        if k.startswith("GGUF."):
             continue
         v = f.contents()
         out[k] = (tuple(f.types), v)
@@ -148,7 +147,7 @@ def values(r, ignore):
 def same(args):
     a, b = gguf.GGUFReader(args.a), gguf.GGUFReader(args.b)
     bad = 0
-    va, vb = values(a, args.ignore_prefix), values(b, args.ignore_prefix)
+    va, vb = values(a), values(b)
     for k in sorted(set(va) | set(vb)):
         if va.get(k) != vb.get(k):
             print(f"metadata {k}: {str(va.get(k))[:80]} vs {str(vb.get(k))[:80]}")
@@ -176,28 +175,6 @@ def same(args):
     return 1 if bad else 0
 
 
-def with_tokenizer(args):
-    tok, model = gguf.GGUFReader(args.tokenizer), gguf.GGUFReader(args.model)
-    w = gguf.GGUFWriter(args.out, model.fields["general.architecture"].contents())
-    fields = [(k, f) for k, f in model.fields.items() if not k.startswith("tokenizer.")]
-    fields += [(k, f) for k, f in tok.fields.items() if k.startswith("tokenizer.")]
-    for key, f in fields:
-        if key.startswith("GGUF.") or key == "general.architecture":
-            continue
-        if f.types[0] == gguf.GGUFValueType.ARRAY:
-            w.add_key_value(key, f.contents(), f.types[0], sub_type=f.types[-1])
-        else:
-            w.add_key_value(key, f.contents(), f.types[0])
-    for t in model.tensors:
-        w.add_tensor(t.name, np.asarray(t.data).reshape([int(n) for n in reversed(t.shape)]),
-                     raw_dtype=t.tensor_type)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
-    return 0
-
-
 def main():
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -208,14 +185,9 @@ def main():
     s = sub.add_parser("same")
     s.add_argument("a")
     s.add_argument("b")
-    s.add_argument("--ignore-prefix", action="append", default=[])
     s.add_argument("--bf16", action="store_true")
-    t = sub.add_parser("with-tokenizer")
-    t.add_argument("tokenizer")
-    t.add_argument("model")
-    t.add_argument("out")
     args = p.parse_args()
-    sys.exit({"export": export, "same": same, "with-tokenizer": with_tokenizer}[args.cmd](args))
+    sys.exit({"export": export, "same": same}[args.cmd](args))
 
 
 if __name__ == "__main__":

@@ -2,11 +2,13 @@
 """Tiny random Hugging Face models, one per family gguf-convert knows, and their expected GGUF.
 
   tiny_hf.py make FAMILY DIR       write config.json + model.safetensors (numpy + safetensors)
+                                   and a byte-level BPE tokenizer (PyPI tokenizers)
   tiny_hf.py check FAMILY DIR GGUF the GGUF (read by gguf-py) holds what llama.cpp's
                                    convert_hf_to_gguf.py writes for DIR with --outtype f32:
                                    the same keys, types and values, tensor names, shapes and
                                    values (Llama q/k rows regrouped, Gemma norms + 1, Gemma 3's
-                                   embedding cut to the tokenizer)
+                                   embedding cut to the tokenizer) and the tokenizer's
+                                   tokens (the other tokenizer.* keys are test_convert_tokenizer*'s)
 The expectations are written out from convert_hf_to_gguf.py's rules (it needs torch, which the
 tests do not install), independently of ggtk's tables. Exits 1 with one line per difference.
 """
@@ -17,6 +19,7 @@ import sys
 import numpy as np
 import gguf
 from safetensors.numpy import save_file
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
 FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3")
 H, NH, NKV, L, FF, V = 64, 4, 2, 2, 128, 256
@@ -41,8 +44,8 @@ def config(family):
     if family == "gemma2":
         base.update(head_dim=16, attn_logit_softcapping=50.0, final_logit_softcapping=30.0,
                     sliding_window=128, rms_norm_eps=1e-6)
-    if family == "gemma3":
-        base.update(head_dim=16, sliding_window=64, sliding_window_pattern=6,
+    if family == "gemma3":  # the embedding has more rows than the tokenizer has tokens
+        base.update(vocab_size=tokenizer_size(family), head_dim=16, sliding_window=64, sliding_window_pattern=6,
                     rope_local_base_freq=10000.0, rope_theta=1000000.0,
                     final_logit_softcapping=None, query_pre_attn_scalar=16, rms_norm_eps=1e-6)
     if family == "phi3":
@@ -97,11 +100,38 @@ def make(family, d):
     save_file(tensors, os.path.join(d, "model.safetensors"), metadata={"format": "pt"})
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
-    if family == "gemma3":  # a tokenizer of 250 + 2 tokens: the embedding is cut to 252 rows
-        tok = {"model": {"type": "BPE", "vocab": {f"t{i}": i for i in range(250)}, "merges": []},
-               "added_tokens": [{"id": 250, "content": "<a>"}, {"id": 251, "content": "<b>"}]}
-        with open(os.path.join(d, "tokenizer.json"), "w") as f:
-            json.dump(tok, f)
+    write_tokenizer(d, tokenizer_size(family))
+
+
+SPECIALS = ["<unk>", "<s>", "</s>", "<|endoftext|>"]
+
+
+def tokenizer_size(family):
+    """Gemma 3's tokenizer is smaller than its embedding, which the converter then cuts."""
+    return 252 if family == "gemma3" else V
+
+
+def write_tokenizer(d, n_tokens):
+    """A GPT-2-style byte-level BPE of n_tokens: byte symbols, one merge, then the specials (which
+    llama.cpp looks up by text for some families), with tokenizer_config.json naming them."""
+    symbols = sorted(pre_tokenizers.ByteLevel.alphabet())[:n_tokens - len(SPECIALS) - 1]
+    vocab = {c: i for i, c in enumerate(symbols)}
+    vocab[symbols[0] + symbols[1]] = len(vocab)
+    tok = Tokenizer(models.BPE(vocab, [(symbols[0], symbols[1])]))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.add_special_tokens(SPECIALS)
+    tok.save(os.path.join(d, "tokenizer.json"))
+    with open(os.path.join(d, "tokenizer_config.json"), "w") as f:
+        json.dump({"unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>"}, f, indent=2)
+
+
+def expected_tokens(d, cfg):
+    """The vocabulary and added tokens by id, padded to config.json's vocab_size (get_vocab_base)."""
+    tok = json.load(open(os.path.join(d, "tokenizer.json")))
+    by_id = {i: t for t, i in tok["model"]["vocab"].items()}
+    by_id.update({t["id"]: t["content"] for t in tok["added_tokens"]})
+    return [by_id.get(i, f"[PAD{i}]") for i in range(cfg["vocab_size"])]
 
 
 GEMMA_LAYER = {"post_attention_layernorm": "post_attention_norm", "pre_feedforward_layernorm": "ffn_norm",
@@ -142,7 +172,7 @@ def expected_tensors(family, cfg, tensors):
         if family.startswith("gemma") and name.endswith("norm.weight"):
             w = w + 1
         if family == "gemma3" and name == "model.embed_tokens.weight":
-            w = w[:252]
+            w = w[:tokenizer_size(family)]
         out[gguf_name(family, name)] = w
     return out
 
@@ -217,8 +247,11 @@ def check(family, d, path):
             bad.append(f"{name}: values or shape {arr.shape} differ from {w.shape}")
     n_params = sum(w.size for w in want.values())
     keys = expected_keys(family, cfg, n_params)
+    tokens = r.fields.get("tokenizer.ggml.tokens")
+    if tokens is None or tokens.contents() != expected_tokens(d, cfg):
+        bad.append("tokenizer.ggml.tokens differ from tokenizer.json's vocabulary")
     for key, f in r.fields.items():
-        if key.startswith("GGUF."):
+        if key.startswith("GGUF.") or key.startswith("tokenizer."):
             continue
         if key not in keys:
             bad.append(f"unexpected key {key}")
