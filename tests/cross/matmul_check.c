@@ -134,7 +134,7 @@ static void product_q(const mm_kernels *k, const mm_weight_format *f, const uint
     free(m);
 }
 
-/* The same for F32 weights on the float path (one chunk: K <= every level's f_chunk here). */
+/* The same for F32 weights on the float path (one chunk: K <= MM_F_CHUNK here). */
 static void product_f(const mm_kernels *k, const float *w, int64_t M, const float *x, int64_t N,
                       int64_t K, float *dst)
 {
