@@ -67,11 +67,11 @@
 
 /* The float path cuts the reduction into equal chunks of at most this many elements (whole
  * blocks for dequantized types), so that a panel's chunk stays in L2
- * (80 KiB at AVX-512's 32 rows, 40 KiB at AVX2's 16); partial sums accumulate in dst. Each
+ * (128 KiB at AVX-512's 32 rows, 64 KiB at AVX2's 16); partial sums accumulate in dst. Each
  * output is, within a chunk, a chain of fused multiply-adds in k order at every level (fmaf at
  * the scalar level), and the chunks are the same at every level: every level's float products
  * are the same floats bit for bit. */
-#define MM_F_CHUNK 640
+#define MM_F_CHUNK 1024
 
 /* How a kernel writes its tile into dst. */
 typedef enum mm_store {
