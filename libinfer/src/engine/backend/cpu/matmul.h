@@ -65,6 +65,14 @@
  * every level's integer-path products are the same floats bit for bit (see below). */
 #define MM_Q_CHUNK_BLOCKS 24
 
+/* The float path cuts the reduction into equal chunks of at most this many elements (whole
+ * blocks for dequantized types), so that a panel's chunk stays in L2
+ * (128 KiB at AVX-512's 32 rows, 64 KiB at AVX2's 16); partial sums accumulate in dst. Each
+ * output is, within a chunk, a chain of fused multiply-adds in k order at every level (fmaf at
+ * the scalar level), and the chunks are the same at every level: every level's float products
+ * are the same floats bit for bit. */
+#define MM_F_CHUNK 1024
+
 /* How a kernel writes its tile into dst. */
 typedef enum mm_store {
     MM_STORE,  /* overwrite */
@@ -138,9 +146,6 @@ typedef struct mm_kernels {
     int panel_rows;   /* P for both paths */
     int q_group;      /* G of quantized activation groups */
     int f_group;      /* G of float activation groups */
-    /* The float path's reduction is cut into equal chunks of at most f_chunk elements, so that
-     * a panel's chunk stays in L2; partial sums accumulate in dst. */
-    int f_chunk;
     mm_pack_q_fn pack_q;
     mm_gemm_q_fn gemm_q;
     mm_pack_f_fn pack_f;
@@ -162,6 +167,7 @@ void mm_pack_act_f_generic(const float *const *rows, int g, int64_t K, float *gr
 /* Pack a p-row float panel of K elements of a block-quantized type by dequantizing rows (rows
  * `row_stride` bytes apart, K a multiple of the type's block size and at most MM_DEQUANT_MAX). */
 #define MM_DEQUANT_MAX 2048
+_Static_assert(MM_F_CHUNK <= MM_DEQUANT_MAX, "a float chunk must fit a dequantized panel");
 void mm_pack_f_dequantized(ggtk_tensor_type type, const char *w, size_t row_stride, int rows,
                            int64_t K, int p, float *panel);
 

@@ -491,7 +491,6 @@ const mm_kernels mm_kernels_avx2 = {
     .panel_rows = P,
     .q_group = GQ,
     .f_group = GF,
-    .f_chunk = 1280,      /* 80 KiB of panel */
     .pack_q = pack_q_avx2,
     .gemm_q = gemm_q_avx2,
     .pack_f = pack_f_avx2,

@@ -325,7 +325,6 @@ const mm_kernels mm_kernels_avx512 = {
     .panel_rows = P,
     .q_group = GQ,
     .f_group = GF,
-    .f_chunk = 640,       /* 80 KiB of panel */
     .pack_q = pack_q_avx512,
     .gemm_q = gemm_q_avx512,
     .pack_f = pack_f_avx512,

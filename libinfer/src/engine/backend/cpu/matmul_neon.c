@@ -198,7 +198,6 @@ const mm_kernels mm_kernels_neon = {
     .panel_rows = P,
     .q_group = GQ,
     .f_group = GF,
-    .f_chunk = 512, /* 16 KiB of panel */
     .pack_q = pack_q_neon,
     .gemm_q = gemm_q_neon,
     .pack_f = mm_pack_f_generic,

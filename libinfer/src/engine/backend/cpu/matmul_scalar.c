@@ -62,7 +62,7 @@ static void gemm_f_scalar(const float *panel, const float *act, int64_t K, int n
     for (int64_t k = 0; k < K; k++) {
         for (int j = 0; j < G; j++) {
             for (int i = 0; i < P; i++)
-                acc[j][i] += panel[k * P + i] * act[k * G + j];
+                acc[j][i] = fmaf(panel[k * P + i], act[k * G + j], acc[j][i]); /* as the SIMD levels */
         }
     }
     store_tile(acc[0], P, nr, dst, dst_stride, m_valid, store);
@@ -73,7 +73,6 @@ const mm_kernels mm_kernels_scalar = {
     .panel_rows = SCALAR_P,
     .q_group = SCALAR_GQ,
     .f_group = SCALAR_GF,
-    .f_chunk = 256,
     .pack_q = mm_pack_q_generic,
     .gemm_q = gemm_q_scalar,
     .pack_f = mm_pack_f_generic,

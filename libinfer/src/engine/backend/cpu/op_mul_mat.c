@@ -87,7 +87,7 @@ static void make_plan(const inf_tensor *node, mm_plan *plan)
                             (MM_BLOCK + 2 * (size_t)plan->subs * sizeof(float));
     } else {
         /* A block-quantized type is dequantized whole blocks at a time. */
-        const int64_t limit = plan->dequantized && k->f_chunk > MM_DEQUANT_MAX ? MM_DEQUANT_MAX : k->f_chunk;
+        const int64_t limit = MM_F_CHUNK;
         plan->unit = plan->dequantized ? ggtk_tensor_type_info_get(w->type)->block_size : 1;
         plan->chunk = chunk_steps(plan->K / plan->unit, limit >= plan->unit ? limit / plan->unit : 1);
         plan->group_bytes = (size_t)plan->K * plan->G * sizeof(float);

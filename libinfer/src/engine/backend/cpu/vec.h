@@ -1,13 +1,11 @@
-/* vec.h - row kernels of softmax, silu, swiglu, gelu and geglu, one version per SIMD
- * level behind a table, as for the matrix product. All versions use the same range reduction and
- * polynomial (cpu_math.h), so they differ from one another only by float rounding: the AVX2 and
- * AVX-512 exponentials fuse the reduction's and the polynomial's multiply-adds, cpu_expf() (the
- * scalar level, and the SIMD versions' tails of n % 8 or n % 16 elements) rounds each product
- * and sum, and exp_sum adds in double in a different order per level. That is the part of the
- * engine, with the float matrix product (fused at the SIMD levels, not at scalar), whose results
- * depend on the level: 8-bit activations amplify it (SmolLM2 Q6_K, 2 chunks: KLD 0.0025 between
- * the AVX2 and AVX-512 levels, 0.0057 between scalar and AVX-512; with cpu_expf and the scalar
- * float product fused the same way all three give identical logits). */
+/* vec.h - row kernels of softmax, silu, swiglu, gelu and geglu, one version per SIMD level behind
+ * a table, as for the matrix product. Every level computes the same floats bit for bit, so that
+ * results do not depend on the CPU (8-bit activations amplify any difference: SmolLM2 Q6_K over 2
+ * chunks moved by KLD 0.0025 between levels that rounded differently): the vector exponentials
+ * are cpu_expf() (cpu_math.h) operation for operation, fused multiply-adds included; tails past
+ * the last full vector use cpu_expf() or masked vector code; exp_sum adds in double in the one
+ * order of cpu_exp_sum_lanes(); NaN stays NaN and never becomes a row's maximum; gelu and geglu
+ * read ggml's fp16 table (cpu_gelu.h) at every level. */
 #ifndef INF_CPU_VEC_H
 #define INF_CPU_VEC_H
 

@@ -1,4 +1,5 @@
-/* vec_scalar.c - portable row kernels (the reference for the SIMD versions). */
+/* vec_scalar.c - portable row kernels: the reference the SIMD versions are tested against, bit for
+ * bit (same exponential, same order of the softmax sum, see cpu_math.h). */
 #include <math.h>
 
 #include "cpu_gelu.h"
@@ -35,7 +36,8 @@ static float scale_mask_max_scalar(const float *x, const float *mask, float scal
 {
     float max = -INFINITY;
     for (int64_t i = 0; i < n; i++) {
-        y[i] = x[i] * scale + (mask ? mask[i] : 0.0f);
+        y[i] = mask ? x[i] * scale + mask[i] : x[i] * scale;
+        /* NaN never becomes the maximum, as at the SIMD levels. */
         max = y[i] > max ? y[i] : max;
     }
     return max;
@@ -43,8 +45,16 @@ static float scale_mask_max_scalar(const float *x, const float *mask, float scal
 
 static double exp_sum_scalar(float *x, float max, int64_t n)
 {
-    double sum = 0.0;
-    for (int64_t i = 0; i < n; i++) {
+    double lanes[CPU_EXP_SUM_LANES] = {0};
+    int64_t i = 0;
+    for (; i + CPU_EXP_SUM_LANES <= n; i += CPU_EXP_SUM_LANES) {
+        for (int l = 0; l < CPU_EXP_SUM_LANES; l++) {
+            x[i + l] = cpu_expf(x[i + l] - max);
+            lanes[l] += x[i + l];
+        }
+    }
+    double sum = cpu_exp_sum_lanes(lanes);
+    for (; i < n; i++) {
         x[i] = cpu_expf(x[i] - max);
         sum += x[i];
     }
