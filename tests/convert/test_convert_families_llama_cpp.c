@@ -1,11 +1,14 @@
 /* Every family gguf-convert knows, from a tiny random Hugging Face folder with a real tokenizer
- * (tests/convert/py/family_kld.py: tiny_hf.py's tensors, a byte-level BPE trained by PyPI
- * tokenizers) to a GGUF that gguf-eval runs and back. Without llama.cpp: gguf-eval scores a text
- * to a finite perplexity, its tokens are PyPI tokenizers' ids for that text, and --to-hf gives
- * back the folder's arrays. With REF_BIN (llama.cpp's build/bin): llama-perplexity writes a
- * KL-divergence base for the converted F32 GGUF and gguf-eval's mean KLD against it is below
- * 1e-6 (same weights, same maths; the base's 16-bit rounding of log-probabilities stays that
- * small because the weights keep the logits near 0). */
+ * (tests/convert/py/family_kld.py: tiny_hf.py's shapes, a byte-level BPE tokenizer.json trained
+ * by PyPI tokenizers, and for Gemma also a SentencePiece tokenizer.model) to a GGUF that
+ * gguf-eval runs, and back. Without llama.cpp: gguf-eval scores a text to a finite perplexity,
+ * the tokens it scored are the folder tokenizer's ids (PyPI tokenizers / sentencepiece), and
+ * --to-hf gives back the folder's arrays. With REF_BIN (llama.cpp's build/bin): llama-perplexity
+ * loads the converted F32 GGUF and writes a KL-divergence base (its tokens, too, are the folder
+ * tokenizer's ids), and gguf-eval's mean KLD against it is below 1e-6: same weights, same maths,
+ * so what is left is the base's 16-bit log-probabilities (within 3e-7 here), while one layer's
+ * q rows left in HF order would give 0.24 (family_kld.py's weights make attention and logits
+ * far from uniform). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +17,16 @@
 
 #include "test.h"
 
-static const char *const families[] = {"llama", "mistral", "qwen2", "qwen3",
-                                       "gemma2", "gemma3", "phi3"};
-#define N_FAMILIES (sizeof families / sizeof families[0])
+/* A family and its tokenizer: "bpe" (tokenizer.json) or "spm" (tokenizer.model). */
+typedef struct family_case {
+    const char *family, *tokenizer;
+} family_case;
+
+static const family_case cases[] = {
+    {"llama", "bpe"},  {"mistral", "bpe"}, {"qwen2", "bpe"},  {"qwen3", "bpe"}, {"gemma2", "bpe"},
+    {"gemma3", "bpe"}, {"phi3", "bpe"},    {"gemma2", "spm"}, {"gemma3", "spm"},
+};
+#define N_CASES (sizeof cases / sizeof cases[0])
 
 /* 2 chunks of 128 tokens, one thread: what both tools score. */
 #define EVAL_ARGS "-c 128 -b 128 --chunks 2 -t 1"
@@ -28,10 +38,11 @@ static void require_oracle(void)
 }
 
 /* Run a command; on failure print what it said. */
-static bool ran(const char *what, const char *family, char *log, int rc)
+static bool ran(const char *what, const family_case *c, char *log, int rc)
 {
     if (rc != 0)
-        fprintf(stderr, "    %s: %s failed (%d):\n%s", family, what, rc, log ? log : "");
+        fprintf(stderr, "    %s/%s: %s failed (%d):\n%s", c->family, c->tokenizer, what, rc,
+                log ? log : "");
     free(log);
     return rc == 0;
 }
@@ -47,12 +58,12 @@ static const char *plain_text(void)
     return path;
 }
 
-/* The family's folder "<tmp>/kld_<family>" converted to "<tmp>/kld_<family>.gguf" (F32), made
+/* The case's folder "<tmp>/kld_<family>_<tokenizer>" converted to "<folder>.gguf" (F32), made
  * once per run; false when a step fails. */
-static bool converted(const char *family, char *dir, size_t n_dir, char *gguf, size_t n_gguf)
+static bool converted(const family_case *c, char *dir, size_t n_dir, char *gguf, size_t n_gguf)
 {
     char name[64];
-    snprintf(name, sizeof name, "kld_%s", family);
+    snprintf(name, sizeof name, "kld_%s_%s", c->family, c->tokenizer);
     snprintf(dir, n_dir, "%s", test_tmpfile(name));
     snprintf(gguf, n_gguf, "%s.gguf", dir);
     const char *text = plain_text();
@@ -61,10 +72,10 @@ static bool converted(const char *family, char *dir, size_t n_dir, char *gguf, s
     if (access(gguf, R_OK) == 0)
         return true;
     char *log = NULL;
-    return ran("family_kld.py make", family, log,
-               test_run(&log, "python3 tests/convert/py/family_kld.py make %s '%s' '%s'", family,
-                        dir, text)) &&
-           ran("gguf-convert", family, log,
+    return ran("family_kld.py make", c, log,
+               test_run(&log, "python3 tests/convert/py/family_kld.py make %s '%s' '%s' %s",
+                        c->family, dir, text, c->tokenizer)) &&
+           ran("gguf-convert", c, log,
                test_run(&log, "%s --outtype f32 '%s' '%s'", test_tool("gguf-convert"), dir, gguf));
 }
 
@@ -79,10 +90,10 @@ static double json_number(const char *json, const char *key)
 
 /* gguf-eval scores the text to a finite perplexity and writes a base whose tokens are PyPI
  * tokenizers' ids; --to-hf gives back the folder's arrays. */
-static bool runs_and_round_trips(const char *family)
+static bool runs_and_round_trips(const family_case *c)
 {
     char dir[400], gguf[512], base[512], back[512];
-    if (!converted(family, dir, sizeof dir, gguf, sizeof gguf))
+    if (!converted(c, dir, sizeof dir, gguf, sizeof gguf))
         return false;
     snprintf(base, sizeof base, "%s.own.kld", dir);
     snprintf(back, sizeof back, "%s-back", dir);
@@ -90,58 +101,64 @@ static bool runs_and_round_trips(const char *family)
     int rc = test_run(&out, "%s -m '%s' -f '%s' " EVAL_ARGS " --kl-divergence-base '%s' --json "
                       "2>/dev/null", test_tool("gguf-eval"), gguf, plain_text(), base);
     double ppl = json_number(out, "ppl");
-    fprintf(stderr, "    %s: gguf-eval PPL %.4f\n", family, ppl);
+    fprintf(stderr, "    %s/%s: gguf-eval PPL %.4f\n", c->family, c->tokenizer, ppl);
     bool ppl_ok = rc == 0 && isfinite(ppl) && ppl > 1;
     if (!ppl_ok)
-        fprintf(stderr, "    %s: gguf-eval failed (%d): %.300s\n", family, rc, out ? out : "");
+        fprintf(stderr, "    %s/%s: gguf-eval failed (%d): %.300s\n", c->family, c->tokenizer, rc,
+                out ? out : "");
     free(out);
     char *log = NULL;
     return ppl_ok &&
-           ran("token check", family, log,
+           ran("token check", c, log,
                test_run(&log, "python3 tests/convert/py/family_kld.py tokens '%s' '%s' '%s'", dir,
                         plain_text(), base)) &&
-           ran("--to-hf", family, log,
+           ran("--to-hf", c, log,
                test_run(&log, "%s --to-hf '%s' '%s'", test_tool("gguf-convert"), gguf, back)) &&
-           ran("array check", family, log,
-               test_run(&log, "python3 tests/convert/py/family_kld.py same %s '%s' '%s'", family,
-                        dir, back));
+           ran("array check", c, log,
+               test_run(&log, "python3 tests/convert/py/family_kld.py same %s '%s' '%s'",
+                        c->family, dir, back));
 }
 
 TEST(test_convert_families_run_in_gguf_eval_and_round_trip)
 {
     require_oracle();
-    for (size_t i = 0; i < N_FAMILIES; i++)
-        CHECK_MSG(runs_and_round_trips(families[i]), "family %s", families[i]);
+    for (size_t i = 0; i < N_CASES; i++)
+        CHECK_MSG(runs_and_round_trips(&cases[i]), "%s/%s", cases[i].family, cases[i].tokenizer);
 }
 
-/* gguf-eval's mean KLD against llama-perplexity's base for the converted family; 1 on failure. */
-static double kld_against_llama_cpp(const char *bin, const char *family)
+/* llama-perplexity loads the converted case and writes its KL-divergence base, whose tokens are
+ * the folder tokenizer's ids. */
+static bool llama_cpp_base(const char *bin, const family_case *c, const char *dir,
+                           const char *gguf, const char *base)
+{
+    char *log = NULL;
+    return ran("llama-perplexity", c, log,
+               test_run(&log, "%s/llama-perplexity -m '%s' -f '%s' " EVAL_ARGS
+                        " --kl-divergence-base '%s' 2>&1", bin, gguf, plain_text(), base)) &&
+           ran("token check of llama.cpp's base", c, log,
+               test_run(&log, "python3 tests/convert/py/family_kld.py tokens '%s' '%s' '%s'", dir,
+                        plain_text(), base));
+}
+
+/* gguf-eval's mean KLD against llama-perplexity's base for the converted case; 1 on failure. */
+static double kld_against_llama_cpp(const char *bin, const family_case *c)
 {
     char dir[400], gguf[512], base[512];
-    if (!converted(family, dir, sizeof dir, gguf, sizeof gguf))
+    if (!converted(c, dir, sizeof dir, gguf, sizeof gguf))
         return 1;
     snprintf(base, sizeof base, "%s.ref.kld", dir);
+    if (!llama_cpp_base(bin, c, dir, gguf, base))
+        return 1;
     char *out = NULL;
-    double kld = 1;
-    int rc = test_run(&out, "%s/llama-perplexity -m '%s' -f '%s' " EVAL_ARGS
-                      " --kl-divergence-base '%s' 2>&1", bin, gguf, plain_text(), base);
-    if (rc != 0) {
-        fprintf(stderr, "    %s: llama-perplexity failed (%d): %.300s\n", family, rc,
-                out ? out : "");
-    } else {
-        free(out);
-        out = NULL;
-        rc = test_run(&out, "%s -m '%s' --kl-divergence-base '%s' --kl-divergence -t 1 --json "
+    int rc = test_run(&out, "%s -m '%s' --kl-divergence-base '%s' --kl-divergence -t 1 --json "
                       "2>/dev/null", test_tool("gguf-eval"), gguf, base);
-        const char *at = rc == 0 && out ? strstr(out, "\"kld\":") : NULL;
-        if (at)
-            kld = json_number(at, "value");
-        else
-            fprintf(stderr, "    %s: gguf-eval failed (%d): %.300s\n", family, rc,
-                    out ? out : "");
-    }
+    const char *at = rc == 0 && out ? strstr(out, "\"kld\":") : NULL;
+    double kld = at ? json_number(at, "value") : 1;
+    if (!at)
+        fprintf(stderr, "    %s/%s: gguf-eval failed (%d): %.300s\n", c->family, c->tokenizer, rc,
+                out ? out : "");
     free(out);
-    fprintf(stderr, "    %s: mean KLD %.3e\n", family, kld);
+    fprintf(stderr, "    %s/%s: mean KLD %.3e\n", c->family, c->tokenizer, kld);
     return kld;
 }
 
@@ -155,8 +172,9 @@ TEST(test_convert_families_match_llama_perplexity)
     if (access(tool, X_OK) != 0)
         SKIP("REF_BIN has no llama-perplexity");
     require_oracle();
-    for (size_t i = 0; i < N_FAMILIES; i++) {
-        double kld = kld_against_llama_cpp(bin, families[i]);
-        CHECK_MSG(fabs(kld) < 1e-6, "family %s: mean KLD %.3e", families[i], kld);
+    for (size_t i = 0; i < N_CASES; i++) {
+        double kld = kld_against_llama_cpp(bin, &cases[i]);
+        CHECK_MSG(fabs(kld) < 1e-6, "%s/%s: mean KLD %.3e", cases[i].family, cases[i].tokenizer,
+                  kld);
     }
 }

@@ -1,19 +1,23 @@
 #!/usr/bin/env python3
 """A tiny random Hugging Face folder per family, with a real tokenizer, for the llama.cpp checks.
 
-  family_kld.py make FAMILY DIR TEXT   config.json + model.safetensors (tiny_hf.py's config and
+  family_kld.py make FAMILY DIR TEXT [spm]
+                                       config.json + model.safetensors (tiny_hf.py's config and
                                        tensor shapes at this tokenizer's vocabulary size, random
                                        values of its own), tokenizer.json (a byte-level BPE
                                        trained on TEXT by PyPI tokenizers: the gpt-2
-                                       pre-tokenizer) and tokenizer_config.json
+                                       pre-tokenizer) or with spm tokenizer.model (a SentencePiece
+                                       BPE trained by PyPI sentencepiece), tokenizer_config.json
   family_kld.py same FAMILY DIR BACK   BACK/model.safetensors (gguf-convert --to-hf) holds DIR's
                                        arrays: equal in float32, Gemma norms within 2^-24 (the
                                        GGUF stores fl(1 + w), docs/convert.md)
   family_kld.py tokens DIR TEXT BASE   the tokens of a llama-format KL-divergence base (written
                                        by gguf-eval from TEXT) are PyPI tokenizers' encoding of
-                                       TEXT, after BOS when tokenizer_config.json adds one
+                                       TEXT (PyPI sentencepiece's with tokenizer.model), after BOS
+                                       when tokenizer_config.json adds one
 Exits 1 with one line per difference.
 """
+import io
 import json
 import os
 import sys
@@ -29,6 +33,7 @@ import tiny_hf  # noqa: E402
 SPECIAL = ["<s>", "</s>", "<unk>", "<|endoftext|>"]
 BOS, EOS = SPECIAL[0], SPECIAL[1]
 N_VOCAB = 320  # 256 bytes, 60 merges, 4 special tokens
+N_VOCAB_SPM = 400  # 4 special pieces, 256 bytes, the text's characters, merges
 # Weights N(0, 0.1^2), norms near 1 (Gemma: near 0, as it multiplies by 1 + w): attention and
 # logits are far from uniform, so one layer's q rows in HF order move the mean KLD against
 # llama.cpp to 0.24, while the base's 16-bit log-probabilities alone stay within 3e-7.
@@ -51,13 +56,34 @@ def weights(family, name, shape, rng):
     return rng.uniform(-0.5, 0.5, shape) + (0 if family.startswith("gemma") else 1)
 
 
-def make(family, d, text_path):
-    os.makedirs(d, exist_ok=True)
+def write_bpe(d, text_path):
+    """tokenizer.json; returns (vocabulary size, BOS id, EOS id)."""
     tok = train_tokenizer(text_path)
     tok.save(os.path.join(d, "tokenizer.json"))
-    tiny_hf.V = tok.get_vocab_size()
+    return tok.get_vocab_size(), tok.token_to_id(BOS), tok.token_to_id(EOS)
+
+
+def write_spm(d, text_path):
+    """tokenizer.model: a byte-fallback SentencePiece BPE that keeps the text as it is (no
+    normalization, no dummy prefix: llama.cpp gives Gemma no space prefix); returns (vocabulary
+    size, BOS id, EOS id)."""
+    import sentencepiece
+    model = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(
+        input=text_path, model_writer=model, vocab_size=N_VOCAB_SPM, model_type="bpe",
+        byte_fallback=True, add_dummy_prefix=False, remove_extra_whitespaces=False,
+        normalization_rule_name="identity", pad_id=0, eos_id=1, bos_id=2, unk_id=3,
+        num_threads=1, minloglevel=2)
+    with open(os.path.join(d, "tokenizer.model"), "wb") as f:
+        f.write(model.getvalue())
+    return N_VOCAB_SPM, 2, 1
+
+
+def make(family, d, text_path, kind="bpe"):
+    os.makedirs(d, exist_ok=True)
+    tiny_hf.V, bos, eos = (write_spm if kind == "spm" else write_bpe)(d, text_path)
     cfg = tiny_hf.config(family)
-    cfg.update(bos_token_id=tok.token_to_id(BOS), eos_token_id=tok.token_to_id(EOS))
+    cfg.update(bos_token_id=bos, eos_token_id=eos)
     rng = np.random.default_rng(tiny_hf.FAMILIES.index(family) + 100)
     tensors = {k: weights(family, k, v.shape, rng).astype(v.dtype)
                for k, v in tiny_hf.hf_tensors(family, cfg, rng).items()}
@@ -67,9 +93,10 @@ def make(family, d, text_path):
     with open(os.path.join(d, "tokenizer_config.json"), "w") as f:
         # GPT2Tokenizer: the class with which the reference converter takes Phi-3 (Phi-4) from
         # tokenizer.json rather than tokenizer.model
-        json.dump({"tokenizer_class": "GPT2Tokenizer", "bos_token": BOS, "eos_token": EOS,
-                   "unk_token": SPECIAL[2], "add_bos_token": True,
-                   "add_eos_token": False, "model_max_length": 512}, f, indent=2)
+        json.dump({"tokenizer_class": "GPT2Tokenizer" if kind == "bpe" else "GemmaTokenizer",
+                   "bos_token": BOS, "eos_token": EOS, "unk_token": SPECIAL[2],
+                   "add_bos_token": True, "add_eos_token": False, "model_max_length": 512},
+                  f, indent=2)
     return 0
 
 
@@ -88,12 +115,20 @@ def same(family, d, back):
     return 1 if bad else 0
 
 
+def encode(d, text):
+    """The ids of `text` by the folder's tokenizer (PyPI sentencepiece or tokenizers)."""
+    spm_path = os.path.join(d, "tokenizer.model")
+    if os.path.exists(spm_path):
+        import sentencepiece
+        return sentencepiece.SentencePieceProcessor(model_file=spm_path).encode(text)
+    return Tokenizer.from_file(os.path.join(d, "tokenizer.json")).encode(text).ids
+
+
 def tokens(d, text_path, base_path):
-    tok = Tokenizer.from_file(os.path.join(d, "tokenizer.json"))
     cfg = json.load(open(os.path.join(d, "tokenizer_config.json")))
-    want = tok.encode(open(text_path, encoding="utf-8").read()).ids
+    want = encode(d, open(text_path, encoding="utf-8").read())
     if cfg.get("add_bos_token"):
-        want = [tok.token_to_id(cfg["bos_token"])] + want
+        want = [json.load(open(os.path.join(d, "config.json")))["bos_token_id"]] + want
     raw = open(base_path, "rb").read()
     if raw[:8] != b"_logits_":
         print(f"{base_path}: not a llama-format KL-divergence base")
@@ -102,9 +137,9 @@ def tokens(d, text_path, base_path):
     got = np.frombuffer(raw, np.int32, n_ctx * n_chunk, 20).tolist()
     if got != want[:len(got)]:
         at = next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)
-        print(f"{base_path}: token {at} is {got[at]}, PyPI tokenizers gives {want[at]}")
+        print(f"{base_path}: token {at} is {got[at]}, the folder's tokenizer gives {want[at]}")
         return 1
-    print(f"{len(got)} tokens as PyPI tokenizers gives them")
+    print(f"{len(got)} tokens as the folder's tokenizer gives them")
     return 0
 
 
