@@ -33,8 +33,10 @@ static const family_case cases[] = {
 
 static void require_oracle(void)
 {
-    if (test_run(NULL, "python3 -c 'import numpy, safetensors, tokenizers' 2>/dev/null") != 0)
-        SKIP("python3 with numpy, safetensors and tokenizers is needed (tests/requirements.txt)");
+    if (test_run(NULL, "python3 -c 'import numpy, safetensors, sentencepiece, tokenizers' "
+                       "2>/dev/null") != 0)
+        SKIP("python3 with numpy, safetensors, sentencepiece and tokenizers is needed "
+             "(tests/requirements.txt)");
 }
 
 /* Run a command; on failure print what it said. */

@@ -103,7 +103,9 @@ def make(family, d, text_path, kind="bpe"):
 def same(family, d, back):
     want = load_file(os.path.join(d, "model.safetensors"))
     got = load_file(os.path.join(back, "model.safetensors"))
-    bad = [f"{family}: tensor names differ: {sorted(set(want) ^ set(got))}"] if set(want) != set(got) else []
+    bad = []
+    if set(want) != set(got):
+        bad.append(f"{family}: tensor names differ: {sorted(set(want) ^ set(got))}")
     for name in sorted(set(want) & set(got)):
         w, g = want[name].astype(np.float32), got[name].astype(np.float32)
         tol = 2.0 ** -24 if family.startswith("gemma") and name.endswith("norm.weight") else 0.0
