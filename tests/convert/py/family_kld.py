@@ -83,7 +83,9 @@ def make(family, d, text_path, kind="bpe"):
     os.makedirs(d, exist_ok=True)
     tiny_hf.V, bos, eos = (write_spm if kind == "spm" else write_bpe)(d, text_path)
     cfg = tiny_hf.config(family)
-    cfg.update(bos_token_id=bos, eos_token_id=eos)
+    # The whole trained tokenizer is the vocabulary (tiny_hf's Gemma 3 folder makes its own
+    # tokenizer smaller than the embedding, to test the cut; these folders test the maths).
+    cfg.update(vocab_size=tiny_hf.V, bos_token_id=bos, eos_token_id=eos)
     rng = np.random.default_rng(tiny_hf.FAMILIES.index(family) + 100)
     tensors = {k: weights(family, k, v.shape, rng).astype(v.dtype)
                for k, v in tiny_hf.hf_tensors(family, cfg, rng).items()}
