@@ -1,4 +1,4 @@
-/* main.c - gguf-eval: perplexity and KL-divergence of a Llama GGUF model on a text, as llama.cpp's
+/* main.c - gguf-eval: perplexity and KL-divergence of a GGUF model on a text, as llama.cpp's
  * llama-perplexity computes them (see --help). The work is libinfer's inf_model.h and inf_eval.h;
  * this file only sequences it: load, tokenize, run the chunks with progress, report. */
 #include <math.h>

@@ -68,8 +68,8 @@ static void print_help(void)
     printf("usage: gguf-eval -m MODEL -f TEXT [options]\n"
            "       gguf-eval -m MODEL --kl-divergence-base BASE --kl-divergence [options]\n"
            "       gguf-eval --kl-divergence-base-convert IN OUT [--kl-divergence-epsilon E ...]\n\n"
-           "Perplexity of a Llama GGUF model on a text, computed as llama.cpp's llama-perplexity\n"
-           "does; KL-divergence against a base model's log-probabilities; importance matrices\n"
+           "Perplexity of a GGUF model (llama, qwen2, qwen3, phi3, gemma2, gemma3) on a text, computed\n"
+           "as llama.cpp's llama-perplexity does; KL-divergence against a base model's log-probabilities; importance matrices\n"
            "as llama-imatrix collects them.\n\noptions:\n");
     for (size_t i = 0; i < N_OPTIONS; i++) {
         const cli_option *o = &OPTIONS[i].option;
