@@ -32,24 +32,14 @@ float gemma_q_scale(const inf_model_hparams *hp, uint32_t layers_27b)
 inf_tensor *gemma_build_layer(graph_builder *b, int il, inf_tensor *x)
 {
     const inf_model *m = b->model;
-    const model_layer *w = &m->layers[il];
     const bool swa = model_layer_is_swa(m, (uint32_t)il);
-    const rope_config *rope = swa ? &m->swa.rope : &m->rope;
-    qkv_heads qkv = block_qkv(b, w, block_rms_norm(b, x, w->attn_norm));
-    if (w->attn_q_norm) {
-        qkv.q = block_rms_norm(b, qkv.q, w->attn_q_norm);
-        qkv.k = block_rms_norm(b, qkv.k, w->attn_k_norm);
-    }
-    qkv.q = inf_scale(b->ctx, block_rope(b, qkv.q, rope), m->gemma.q_scale);
-    qkv.k = block_rope(b, qkv.k, rope);
-    const attn_options opt = {1.0f, m->gemma.attn_softcap, swa ? (int32_t)m->hparams.n_swa : 0};
-    inf_tensor *attn = block_attention(b, &qkv, &opt);
-    if (!attn)
-        return NULL;
-    attn = block_rms_norm(b, block_linear(b, w->wo, NULL, attn), w->attn_post_norm);
-    x = block_residual(b, x, attn);
-    inf_tensor *ffn = block_ffn_gated(b, w, block_rms_norm(b, x, w->ffn_norm), FFN_GELU);
-    return block_residual(b, x, block_rms_norm(b, ffn, w->ffn_post_norm));
+    const decoder_options opt = {
+        .rope = swa ? &m->swa.rope : &m->rope,
+        .q_scale = m->gemma.q_scale,
+        .attn = {1.0f, m->gemma.attn_softcap, swa ? (int32_t)m->hparams.n_swa : 0},
+        .ffn = FFN_GELU,
+    };
+    return block_decoder_layer(b, il, x, &opt);
 }
 
 inf_tensor *gemma_scale_embedding(graph_builder *b, inf_tensor *x)

@@ -7,16 +7,13 @@
 
 /* Tensors of a Gemma block; gemma3 adds the per-head q/k norms. */
 #define GEMMA_LAYER_TENSORS                                                                       \
-    {"attn_norm.weight", LAYER_SLOT(attn_norm), DIM_EMBD, DIM_ONE, false, NULL},              \
+    ATTN_NORM_TENSOR,                                                                             \
     {"attn_q.weight", LAYER_SLOT(wq), DIM_EMBD, DIM_Q, false, NULL},                          \
     {"attn_k.weight", LAYER_SLOT(wk), DIM_EMBD, DIM_KV, false, NULL},                         \
     {"attn_v.weight", LAYER_SLOT(wv), DIM_EMBD, DIM_KV, false, NULL},                         \
-    {"attn_output.weight", LAYER_SLOT(wo), DIM_Q, DIM_EMBD, false, NULL},                     \
+    ATTN_OUTPUT_TENSOR,                                                                           \
     {"post_attention_norm.weight", LAYER_SLOT(attn_post_norm), DIM_EMBD, DIM_ONE, false, NULL}, \
-    {"ffn_norm.weight", LAYER_SLOT(ffn_norm), DIM_EMBD, DIM_ONE, false, NULL},                \
-    {"ffn_gate.weight", LAYER_SLOT(ffn_gate), DIM_EMBD, DIM_FF, false, NULL},                 \
-    {"ffn_up.weight", LAYER_SLOT(ffn_up), DIM_EMBD, DIM_FF, false, NULL},                     \
-    {"ffn_down.weight", LAYER_SLOT(ffn_down), DIM_FF, DIM_EMBD, false, NULL},                 \
+    GATED_FFN_TENSORS,                                                                            \
     {"post_ffw_norm.weight", LAYER_SLOT(ffn_post_norm), DIM_EMBD, DIM_ONE, false, NULL}
 
 /* Turn on sliding-window layers: every layer il with il % period < period - 1, period from

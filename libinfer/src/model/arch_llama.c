@@ -26,14 +26,11 @@ static const tensor_spec MODEL_TENSORS[] = {
 };
 
 static const tensor_spec LAYER_TENSORS[] = {
-    {"attn_norm.weight", LAYER_SLOT(attn_norm), DIM_EMBD, DIM_ONE, false, NULL},
+    ATTN_NORM_TENSOR,
     COMMON_QKV_TENSORS,
-    {"attn_output.weight", LAYER_SLOT(wo), DIM_Q, DIM_EMBD, false, NULL},
+    ATTN_OUTPUT_TENSOR,
     {"attn_output.bias", LAYER_SLOT(bo), DIM_EMBD, DIM_ONE, true, NULL},
-    {"ffn_norm.weight", LAYER_SLOT(ffn_norm), DIM_EMBD, DIM_ONE, false, NULL},
-    {"ffn_gate.weight", LAYER_SLOT(ffn_gate), DIM_EMBD, DIM_FF, false, NULL},
-    {"ffn_up.weight", LAYER_SLOT(ffn_up), DIM_EMBD, DIM_FF, false, NULL},
-    {"ffn_down.weight", LAYER_SLOT(ffn_down), DIM_FF, DIM_EMBD, false, NULL},
+    GATED_FFN_TENSORS,
     {"ffn_gate.bias", LAYER_SLOT(ffn_gate_b), DIM_FF, DIM_ONE, true, NULL},
     {"ffn_up.bias", LAYER_SLOT(ffn_up_b), DIM_FF, DIM_ONE, true, NULL},
     {"ffn_down.bias", LAYER_SLOT(ffn_down_b), DIM_EMBD, DIM_ONE, true, NULL},
@@ -53,30 +50,14 @@ bool llama_like_read_hparams(const hparams_reader *r, inf_model *model)
 
 inf_tensor *llama_like_build_layer(graph_builder *b, int il, inf_tensor *x)
 {
-    const model_layer *w = &b->model->layers[il];
-    qkv_heads qkv = block_qkv(b, w, block_rms_norm(b, x, w->attn_norm));
-    if (w->attn_q_norm) {
-        qkv.q = block_rms_norm(b, qkv.q, w->attn_q_norm);
-        qkv.k = block_rms_norm(b, qkv.k, w->attn_k_norm);
-    }
-    qkv.q = block_rope(b, qkv.q, &b->model->rope);
-    qkv.k = block_rope(b, qkv.k, &b->model->rope);
-    const attn_options opt = attn_options_default(b);
-    inf_tensor *attn = block_attention(b, &qkv, &opt);
-    if (!attn)
-        return NULL;
-    x = block_residual(b, x, block_linear(b, w->wo, w->bo, attn));
-    inf_tensor *ffn = block_ffn_gated(b, w, block_rms_norm(b, x, w->ffn_norm), FFN_SILU);
-    return block_residual(b, x, ffn);
+    const decoder_options opt = {&b->model->rope, 0.0f, attn_options_default(b), FFN_SILU};
+    return block_decoder_layer(b, il, x, &opt);
 }
 
 const model_arch MODEL_ARCH_LLAMA = {
     .name = "llama",
     .rope_mode = INF_ROPE_NORMAL,
     .read_hparams = llama_like_read_hparams,
-    .model_tensors = MODEL_TENSORS,
-    .n_model_tensors = sizeof MODEL_TENSORS / sizeof MODEL_TENSORS[0],
-    .layer_tensors = LAYER_TENSORS,
-    .n_layer_tensors = sizeof LAYER_TENSORS / sizeof LAYER_TENSORS[0],
+    ARCH_TENSOR_LISTS(MODEL_TENSORS, LAYER_TENSORS),
     .build_layer = llama_like_build_layer,
 };

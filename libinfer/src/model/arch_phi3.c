@@ -19,38 +19,26 @@ static const tensor_spec MODEL_TENSORS[] = {
 };
 
 static const tensor_spec LAYER_TENSORS[] = {
-    {"attn_norm.weight", LAYER_SLOT(attn_norm), DIM_EMBD, DIM_ONE, false, NULL},
+    ATTN_NORM_TENSOR,
     COMMON_QKV_TENSORS,
-    {"attn_output.weight", LAYER_SLOT(wo), DIM_Q, DIM_EMBD, false, NULL},
-    {"ffn_norm.weight", LAYER_SLOT(ffn_norm), DIM_EMBD, DIM_ONE, false, NULL},
+    ATTN_OUTPUT_TENSOR,
+    FFN_NORM_TENSOR,
     {"ffn_up.weight", LAYER_SLOT(ffn_up), DIM_EMBD, DIM_FF2, false, NULL},
     {"ffn_down.weight", LAYER_SLOT(ffn_down), DIM_FF, DIM_EMBD, false, NULL},
 };
 
+/* llama.cpp scales the query by 1/sqrt(head), not the scores (the same up to rounding) */
 static inf_tensor *build_layer(graph_builder *b, int il, inf_tensor *x)
 {
-    const model_layer *w = &b->model->layers[il];
-    qkv_heads qkv = block_qkv(b, w, block_rms_norm(b, x, w->attn_norm));
-    qkv.q = block_rope(b, qkv.q, &b->model->rope);
-    qkv.k = block_rope(b, qkv.k, &b->model->rope);
-    /* llama.cpp scales the query, not the scores (the same up to rounding) */
-    qkv.q = inf_scale(b->ctx, qkv.q, 1.0f / sqrtf((float)b->hp->n_embd_head));
-    attn_options opt = attn_options_default(b);
-    opt.kq_scale = 1.0f;
-    inf_tensor *attn = block_attention(b, &qkv, &opt);
-    if (!attn)
-        return NULL;
-    x = block_residual(b, x, block_linear(b, w->wo, w->bo, attn));
-    inf_tensor *ffn = block_ffn_gated(b, w, block_rms_norm(b, x, w->ffn_norm), FFN_SILU);
-    return block_residual(b, x, ffn);
+    decoder_options opt = {&b->model->rope, 1.0f / sqrtf((float)b->hp->n_embd_head),
+                           attn_options_default(b), FFN_SILU};
+    opt.attn.kq_scale = 1.0f;
+    return block_decoder_layer(b, il, x, &opt);
 }
 
 const model_arch MODEL_ARCH_PHI3 = {
     .name = "phi3",
     .rope_mode = INF_ROPE_NEOX,
-    .model_tensors = MODEL_TENSORS,
-    .n_model_tensors = sizeof MODEL_TENSORS / sizeof MODEL_TENSORS[0],
-    .layer_tensors = LAYER_TENSORS,
-    .n_layer_tensors = sizeof LAYER_TENSORS / sizeof LAYER_TENSORS[0],
+    ARCH_TENSOR_LISTS(MODEL_TENSORS, LAYER_TENSORS),
     .build_layer = build_layer,
 };

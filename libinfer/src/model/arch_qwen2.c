@@ -9,22 +9,16 @@ static const tensor_spec MODEL_TENSORS[] = {
 };
 
 static const tensor_spec LAYER_TENSORS[] = {
-    {"attn_norm.weight", LAYER_SLOT(attn_norm), DIM_EMBD, DIM_ONE, false, NULL},
+    ATTN_NORM_TENSOR,
     COMMON_QKV_TENSORS,
-    {"attn_output.weight", LAYER_SLOT(wo), DIM_Q, DIM_EMBD, false, NULL},
-    {"ffn_norm.weight", LAYER_SLOT(ffn_norm), DIM_EMBD, DIM_ONE, false, NULL},
-    {"ffn_gate.weight", LAYER_SLOT(ffn_gate), DIM_EMBD, DIM_FF, false, NULL},
-    {"ffn_up.weight", LAYER_SLOT(ffn_up), DIM_EMBD, DIM_FF, false, NULL},
-    {"ffn_down.weight", LAYER_SLOT(ffn_down), DIM_FF, DIM_EMBD, false, NULL},
+    ATTN_OUTPUT_TENSOR,
+    GATED_FFN_TENSORS,
 };
 
 const model_arch MODEL_ARCH_QWEN2 = {
     .name = "qwen2",
     .rope_mode = INF_ROPE_NEOX,
     .read_hparams = llama_like_read_hparams,
-    .model_tensors = MODEL_TENSORS,
-    .n_model_tensors = sizeof MODEL_TENSORS / sizeof MODEL_TENSORS[0],
-    .layer_tensors = LAYER_TENSORS,
-    .n_layer_tensors = sizeof LAYER_TENSORS / sizeof LAYER_TENSORS[0],
+    ARCH_TENSOR_LISTS(MODEL_TENSORS, LAYER_TENSORS),
     .build_layer = llama_like_build_layer,
 };

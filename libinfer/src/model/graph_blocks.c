@@ -208,3 +208,29 @@ inf_tensor *block_ffn_gated(graph_builder *b, const model_layer *w, inf_tensor *
     }
     return block_linear(b, w->ffn_down, w->ffn_down_b, h);
 }
+
+inf_tensor *block_decoder_layer(graph_builder *b, int il, inf_tensor *x,
+                                const decoder_options *opt)
+{
+    const model_layer *w = &b->model->layers[il];
+    qkv_heads qkv = block_qkv(b, w, block_rms_norm(b, x, w->attn_norm));
+    if (w->attn_q_norm) {
+        qkv.q = block_rms_norm(b, qkv.q, w->attn_q_norm);
+        qkv.k = block_rms_norm(b, qkv.k, w->attn_k_norm);
+    }
+    qkv.q = block_rope(b, qkv.q, opt->rope);
+    qkv.k = block_rope(b, qkv.k, opt->rope);
+    if (opt->q_scale != 0.0f)
+        qkv.q = inf_scale(b->ctx, qkv.q, opt->q_scale);
+    inf_tensor *attn = block_attention(b, &qkv, &opt->attn);
+    if (!attn)
+        return NULL;
+    attn = block_linear(b, w->wo, w->bo, attn);
+    if (w->attn_post_norm)
+        attn = block_rms_norm(b, attn, w->attn_post_norm);
+    x = block_residual(b, x, attn);
+    inf_tensor *ffn = block_ffn_gated(b, w, block_rms_norm(b, x, w->ffn_norm), opt->ffn);
+    if (w->ffn_post_norm)
+        ffn = block_rms_norm(b, ffn, w->ffn_post_norm);
+    return block_residual(b, x, ffn);
+}

@@ -15,7 +15,9 @@
  *  - post-norms (gemma2/3 norm the attention and FFN outputs before the residual): block_rms_norm
  *    on the block's output with the new slot, then block_residual();
  *  - a new FFN activation: a value of ffn_activation and its case in block_ffn_gated();
- *  - embedding scale and final-logit softcap: the row's finish_embedding / finish_logits hooks. */
+ *  - embedding scale and final-logit softcap: the row's finish_embedding / finish_logits hooks.
+ * block_decoder_layer() composes them into the pre-norm decoder layer every family here uses; a
+ * family's build_layer only fills its decoder_options. */
 #ifndef GRAPH_BLOCKS_H
 #define GRAPH_BLOCKS_H
 
@@ -88,5 +90,21 @@ typedef enum ffn_activation {
  * and second the up projection (phi3). */
 inf_tensor *block_ffn_gated(graph_builder *b, const model_layer *w, inf_tensor *x,
                             ffn_activation act);
+
+/* What a family changes in the shared decoder layer. */
+typedef struct decoder_options {
+    const rope_config *rope; /* the layer's rotary embedding */
+    float q_scale;           /* != 0: queries multiplied by it after the rope (phi3 and gemma scale
+                                the query rather than the scores; attn.kq_scale is then 1) */
+    attn_options attn;
+    ffn_activation ffn;
+} decoder_options;
+
+/* Layer il of a pre-norm decoder: RMS-norm, Q/K/V, per-head Q/K RMS-norms when the layer has
+ * attn_q_norm, rope, optional query scale, attention, output projection (with bias when bound),
+ * post-norm when the layer has attn_post_norm, residual; RMS-norm, gated feed-forward, post-norm
+ * when the layer has ffn_post_norm, residual. NULL as block_attention() says. */
+inf_tensor *block_decoder_layer(graph_builder *b, int il, inf_tensor *x,
+                                const decoder_options *opt);
 
 #endif

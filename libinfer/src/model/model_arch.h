@@ -9,8 +9,9 @@
  *  - tensors: `model_tensors` and `layer_tensors` list every tensor llama.cpp creates for the
  *    family; the loader binds each into its slot with the shape checked, and refuses any tensor
  *    of the file no row took;
- *  - the graph: `build_layer` composes one block from graph_blocks.h (norms, Q/K/V, rope,
- *    attention with options, FFN variants); optional hooks change the embedding and the logits.
+ *  - the graph: `build_layer` gives block_decoder_layer() (graph_blocks.h) the family's options
+ *    (rope, query scale, attention options, FFN activation); optional hooks change the embedding
+ *    and the logits.
  * A family that needs something new (a softcap, a sliding window, a post-norm) adds it as an
  * option of a shared block or as a hook here, not as a copy of another family's builder. */
 #ifndef MODEL_ARCH_H
@@ -110,9 +111,8 @@ extern const model_arch MODEL_ARCH_GEMMA2;
 extern const model_arch MODEL_ARCH_GEMMA3;
 
 /* The parts llama-like families share (arch_llama.c). The hyper-parameter check: rotary
- * embedding over the whole head. The block: RMS-norm, Q/K/V (with biases when bound), per-head
- * Q/K RMS-norm when the layer has attn_q_norm (qwen3), rope, attention, output projection
- * (with bias when bound) and residual; RMS-norm, SwiGLU feed-forward and residual. */
+ * embedding over the whole head. The block: block_decoder_layer() with the model's rope, scores
+ * scaled by 1/sqrt(head) and a SwiGLU feed-forward. */
 bool llama_like_read_hparams(const hparams_reader *r, inf_model *model);
 inf_tensor *llama_like_build_layer(graph_builder *b, int il, inf_tensor *x);
 
@@ -140,5 +140,24 @@ bool layer_has_separate_qkv(const inf_model *model, const model_layer *layer);
     {"attn_q.bias", LAYER_SLOT(bq), DIM_Q, DIM_ONE, true, layer_has_separate_qkv},             \
     {"attn_k.bias", LAYER_SLOT(bk), DIM_KV, DIM_ONE, true, layer_has_separate_qkv},            \
     {"attn_v.bias", LAYER_SLOT(bv), DIM_KV, DIM_ONE, true, layer_has_separate_qkv}
+
+/* The rows of block_decoder_layer()'s attention input (its pre-norm, then Q/K/V as above), its
+ * output projection, and its pre-normed SwiGLU/GEGLU feed-forward with separate gate and up. */
+#define ATTN_NORM_TENSOR                                                                          \
+    {"attn_norm.weight", LAYER_SLOT(attn_norm), DIM_EMBD, DIM_ONE, false, NULL}
+#define ATTN_OUTPUT_TENSOR                                                                        \
+    {"attn_output.weight", LAYER_SLOT(wo), DIM_Q, DIM_EMBD, false, NULL}
+#define FFN_NORM_TENSOR                                                                           \
+    {"ffn_norm.weight", LAYER_SLOT(ffn_norm), DIM_EMBD, DIM_ONE, false, NULL}
+#define GATED_FFN_TENSORS                                                                         \
+    FFN_NORM_TENSOR,                                                                              \
+    {"ffn_gate.weight", LAYER_SLOT(ffn_gate), DIM_EMBD, DIM_FF, false, NULL},                 \
+    {"ffn_up.weight", LAYER_SLOT(ffn_up), DIM_EMBD, DIM_FF, false, NULL},                     \
+    {"ffn_down.weight", LAYER_SLOT(ffn_down), DIM_FF, DIM_EMBD, false, NULL}
+
+/* A row's tensor-list fields from its two arrays. */
+#define ARCH_TENSOR_LISTS(model, layer)                                                           \
+    .model_tensors = model, .n_model_tensors = sizeof model / sizeof model[0],                    \
+    .layer_tensors = layer, .n_layer_tensors = sizeof layer / sizeof layer[0]
 
 #endif
