@@ -39,4 +39,11 @@ inf_tensor *gemma_scale_embedding(graph_builder *b, inf_tensor *x);
 /* Logits soft-capped by gemma.final_softcap when it is > 0. */
 inf_tensor *gemma_cap_logits(graph_builder *b, inf_tensor *logits);
 
+/* The fields of a Gemma row named `arch_name` whose own keys `reader` reads, from the file's
+ * MODEL_TENSORS and LAYER_TENSORS arrays. */
+#define GEMMA_ARCH(arch_name, reader)                                                             \
+    .name = arch_name, .rope_mode = INF_ROPE_NEOX, .read_hparams = reader,                        \
+    ARCH_TENSOR_LISTS(MODEL_TENSORS, LAYER_TENSORS), .build_layer = gemma_build_layer,            \
+    .finish_embedding = gemma_scale_embedding, .finish_logits = gemma_cap_logits
+
 #endif

@@ -34,12 +34,4 @@ static bool read_hparams(const hparams_reader *r, inf_model *model)
            hp_float(r, "final_logit_softcapping", false, &model->gemma.final_softcap);
 }
 
-const model_arch MODEL_ARCH_GEMMA2 = {
-    .name = "gemma2",
-    .rope_mode = INF_ROPE_NEOX,
-    .read_hparams = read_hparams,
-    ARCH_TENSOR_LISTS(MODEL_TENSORS, LAYER_TENSORS),
-    .build_layer = gemma_build_layer,
-    .finish_embedding = gemma_scale_embedding,
-    .finish_logits = gemma_cap_logits,
-};
+const model_arch MODEL_ARCH_GEMMA2 = {GEMMA_ARCH("gemma2", read_hparams)};

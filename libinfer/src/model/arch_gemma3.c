@@ -43,12 +43,4 @@ static bool read_hparams(const hparams_reader *r, inf_model *model)
     return read_final_softcap(r, &model->gemma.final_softcap);
 }
 
-const model_arch MODEL_ARCH_GEMMA3 = {
-    .name = "gemma3",
-    .rope_mode = INF_ROPE_NEOX,
-    .read_hparams = read_hparams,
-    ARCH_TENSOR_LISTS(MODEL_TENSORS, LAYER_TENSORS),
-    .build_layer = gemma_build_layer,
-    .finish_embedding = gemma_scale_embedding,
-    .finish_logits = gemma_cap_logits,
-};
+const model_arch MODEL_ARCH_GEMMA3 = {GEMMA_ARCH("gemma3", read_hparams)};

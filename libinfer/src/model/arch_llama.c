@@ -54,10 +54,4 @@ inf_tensor *llama_like_build_layer(graph_builder *b, int il, inf_tensor *x)
     return block_decoder_layer(b, il, x, &opt);
 }
 
-const model_arch MODEL_ARCH_LLAMA = {
-    .name = "llama",
-    .rope_mode = INF_ROPE_NORMAL,
-    .read_hparams = llama_like_read_hparams,
-    ARCH_TENSOR_LISTS(MODEL_TENSORS, LAYER_TENSORS),
-    .build_layer = llama_like_build_layer,
-};
+const model_arch MODEL_ARCH_LLAMA = {LLAMA_LIKE_ARCH("llama", INF_ROPE_NORMAL)};

@@ -16,10 +16,4 @@ static const tensor_spec LAYER_TENSORS[] = {
     GATED_FFN_TENSORS,
 };
 
-const model_arch MODEL_ARCH_QWEN3 = {
-    .name = "qwen3",
-    .rope_mode = INF_ROPE_NEOX,
-    .read_hparams = llama_like_read_hparams,
-    ARCH_TENSOR_LISTS(MODEL_TENSORS, LAYER_TENSORS),
-    .build_layer = llama_like_build_layer,
-};
+const model_arch MODEL_ARCH_QWEN3 = {LLAMA_LIKE_ARCH("qwen3", INF_ROPE_NEOX)};

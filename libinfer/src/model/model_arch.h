@@ -116,6 +116,12 @@ extern const model_arch MODEL_ARCH_GEMMA3;
 bool llama_like_read_hparams(const hparams_reader *r, inf_model *model);
 inf_tensor *llama_like_build_layer(graph_builder *b, int il, inf_tensor *x);
 
+/* The fields of a llama-like row named `arch_name` with rope mode `mode`, from the file's
+ * MODEL_TENSORS and LAYER_TENSORS arrays. */
+#define LLAMA_LIKE_ARCH(arch_name, mode)                                                          \
+    .name = arch_name, .rope_mode = mode, .read_hparams = llama_like_read_hparams,                \
+    ARCH_TENSOR_LISTS(MODEL_TENSORS, LAYER_TENSORS), .build_layer = llama_like_build_layer
+
 /* The rows of the llama-like families (arch_qwen2.c, arch_qwen3.c, arch_phi3.c). */
 extern const model_arch MODEL_ARCH_QWEN2, MODEL_ARCH_QWEN3, MODEL_ARCH_PHI3;
 
