@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "eval/llama_cpp_kld.h"
 #include "test.h"
 
 /* A family and its tokenizer: "bpe" (tokenizer.json) or "spm" (tokenizer.model). */
@@ -49,17 +50,6 @@ static bool ran(const char *what, const family_case *c, char *log, int rc)
     return rc == 0;
 }
 
-static const char *plain_text(void)
-{
-    static char path[512];
-    snprintf(path, sizeof path, "%s", test_tmpfile("family_kld_text.txt"));
-    if (access(path, R_OK) != 0 &&
-        test_run(NULL, "gzip -dc tests/eval/data/licenses.txt.gz | head -c 20000 > '%s'",
-                 path) != 0)
-        return NULL;
-    return path;
-}
-
 /* The case's folder "<tmp>/kld_<family>_<tokenizer>" converted to "<folder>.gguf" (F32), made
  * once per run; false when a step fails. */
 static bool converted(const family_case *c, char *dir, size_t n_dir, char *gguf, size_t n_gguf)
@@ -68,7 +58,7 @@ static bool converted(const family_case *c, char *dir, size_t n_dir, char *gguf,
     snprintf(name, sizeof name, "kld_%s_%s", c->family, c->tokenizer);
     snprintf(dir, n_dir, "%s", test_tmpfile(name));
     snprintf(gguf, n_gguf, "%s.gguf", dir);
-    const char *text = plain_text();
+    const char *text = kld_plain_text();
     if (!text)
         return false;
     if (access(gguf, R_OK) == 0)
@@ -101,7 +91,7 @@ static bool runs_and_round_trips(const family_case *c)
     snprintf(back, sizeof back, "%s-back", dir);
     char *out = NULL;
     int rc = test_run(&out, "%s -m '%s' -f '%s' " EVAL_ARGS " --kl-divergence-base '%s' --json "
-                      "2>/dev/null", test_tool("gguf-eval"), gguf, plain_text(), base);
+                      "2>/dev/null", test_tool("gguf-eval"), gguf, kld_plain_text(), base);
     double ppl = json_number(out, "ppl");
     fprintf(stderr, "    %s/%s: gguf-eval PPL %.4f\n", c->family, c->tokenizer, ppl);
     bool ppl_ok = rc == 0 && isfinite(ppl) && ppl > 1;
@@ -113,7 +103,7 @@ static bool runs_and_round_trips(const family_case *c)
     return ppl_ok &&
            ran("token check", c, log,
                test_run(&log, "python3 tests/convert/py/family_kld.py tokens '%s' '%s' '%s'", dir,
-                        plain_text(), base)) &&
+                        kld_plain_text(), base)) &&
            ran("--to-hf", c, log,
                test_run(&log, "%s --to-hf '%s' '%s'", test_tool("gguf-convert"), gguf, back)) &&
            ran("array check", c, log,
@@ -136,10 +126,10 @@ static bool llama_cpp_base(const char *bin, const family_case *c, const char *di
     char *log = NULL;
     return ran("llama-perplexity", c, log,
                test_run(&log, "%s/llama-perplexity -m '%s' -f '%s' " EVAL_ARGS
-                        " --kl-divergence-base '%s' 2>&1", bin, gguf, plain_text(), base)) &&
+                        " --kl-divergence-base '%s' 2>&1", bin, gguf, kld_plain_text(), base)) &&
            ran("token check of llama.cpp's base", c, log,
                test_run(&log, "python3 tests/convert/py/family_kld.py tokens '%s' '%s' '%s'", dir,
-                        plain_text(), base));
+                        kld_plain_text(), base));
 }
 
 /* gguf-eval's mean KLD against llama-perplexity's base for the converted case; 1 on failure. */
@@ -151,28 +141,16 @@ static double kld_against_llama_cpp(const char *bin, const family_case *c)
     snprintf(base, sizeof base, "%s.ref.kld", dir);
     if (!llama_cpp_base(bin, c, dir, gguf, base))
         return 1;
-    char *out = NULL;
-    int rc = test_run(&out, "%s -m '%s' --kl-divergence-base '%s' --kl-divergence -t 1 --json "
-                      "2>/dev/null", test_tool("gguf-eval"), gguf, base);
-    const char *at = rc == 0 && out ? strstr(out, "\"kld\":") : NULL;
-    double kld = at ? json_number(at, "value") : 1;
-    if (!at)
-        fprintf(stderr, "    %s/%s: gguf-eval failed (%d): %.300s\n", c->family, c->tokenizer, rc,
-                out ? out : "");
-    free(out);
+    char what[64];
+    snprintf(what, sizeof what, "%s/%s", c->family, c->tokenizer);
+    double kld = gguf_eval_mean_kld(gguf, base, what);
     fprintf(stderr, "    %s/%s: mean KLD %.3e\n", c->family, c->tokenizer, kld);
     return kld;
 }
 
 TEST(test_convert_families_match_llama_perplexity)
 {
-    const char *bin = getenv("REF_BIN");
-    if (!bin || !*bin)
-        SKIP("REF_BIN is unset (set it to llama.cpp's build/bin)");
-    char tool[1024];
-    snprintf(tool, sizeof tool, "%s/llama-perplexity", bin);
-    if (access(tool, X_OK) != 0)
-        SKIP("REF_BIN has no llama-perplexity");
+    const char *bin = llama_perplexity_bin();
     require_oracle();
     for (size_t i = 0; i < N_CASES; i++) {
         double kld = kld_against_llama_cpp(bin, &cases[i]);

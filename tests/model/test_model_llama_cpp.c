@@ -9,34 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "eval/llama_cpp_kld.h"
 #include "model_test_support.h"
 #include "test.h"
-
-/* REF_BIN when it holds llama-perplexity; else skip. */
-static const char *ref_bin(void)
-{
-    const char *bin = getenv("REF_BIN");
-    if (!bin || !*bin)
-        SKIP("REF_BIN is unset (set it to llama.cpp's build/bin)");
-    char tool[1024];
-    snprintf(tool, sizeof tool, "%s/llama-perplexity", bin);
-    if (access(tool, X_OK) != 0)
-        SKIP("REF_BIN has no llama-perplexity");
-    return bin;
-}
-
-static const char *plain_text(void)
-{
-    static char path[512];
-    snprintf(path, sizeof path, "%s", test_tmpfile("family_text.txt"));
-    if (access(path, R_OK) != 0 &&
-        test_run(NULL, "gzip -dc tests/eval/data/licenses.txt.gz | head -c 20000 > '%s'",
-                 path) != 0)
-        return NULL;
-    return path;
-}
 
 /* A copy of `model` with `type` weights (gguf-quantize), or the model itself for "f32". */
 static const char *typed_copy(const char *model, const char *name, const char *type)
@@ -57,7 +33,7 @@ static const char *typed_copy(const char *model, const char *name, const char *t
  * failure. */
 static double kld_against_llama_cpp(const char *name, const char *type, int n_ctx)
 {
-    const char *bin = ref_bin(), *text = plain_text();
+    const char *bin = llama_perplexity_bin(), *text = kld_plain_text();
     const char *f32 = tiny_arch_model(name);
     const char *model = f32 && text ? typed_copy(f32, name, type) : NULL;
     if (!model)
@@ -68,20 +44,10 @@ static double kld_against_llama_cpp(const char *name, const char *type, int n_ct
     double kld = 1;
     if (test_run(&out, "%s/llama-perplexity -m '%s' -f '%s' -c %d -b %d --chunks %d -t 1 "
                  "--kl-divergence-base '%s' 2>&1", bin, model, text, n_ctx, n_ctx, 512 / n_ctx,
-                 base) != 0) {
+                 base) != 0)
         fprintf(stderr, "    llama-perplexity failed on %s: %.300s\n", name, out ? out : "");
-    } else {
-        free(out);
-        out = NULL;
-        const char *at = test_run(&out, "%s -m '%s' --kl-divergence-base '%s' --kl-divergence "
-                                  "-t 1 --json 2>/dev/null", test_tool("gguf-eval"), model,
-                                  base) == 0 && out ? strstr(out, "\"kld\":") : NULL;
-        at = at ? strstr(at, "\"value\":") : NULL;
-        if (at)
-            kld = atof(at + strlen("\"value\":"));
-        else
-            fprintf(stderr, "    gguf-eval failed on %s: %.300s\n", name, out ? out : "");
-    }
+    else
+        kld = gguf_eval_mean_kld(model, base, name);
     free(out);
     fprintf(stderr, "    %s %s, n_ctx %d: mean KLD %.3e\n", name, type, n_ctx, kld);
     return kld;
