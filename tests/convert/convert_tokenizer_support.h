@@ -25,9 +25,6 @@ const char *ct_tokenizer_keys_differ(const ggtk_file *a, const ggtk_file *b);
 /* Write the tokenizer corpus (tests/vocab/py/make_corpus.py plus
  * tests/convert/py/tokenizer_corpus.py) into a scratch folder, its path into dir[0..size). */
 bool ct_make_corpus(char *dir, size_t size);
-/* Our ids of every text of the corpus folder `dir`, tokenized by `v` with `flags`, into NAME.ids
- * beside it; the number of texts, or -1. */
-int ct_write_ids(const inf_vocab *v, const char *dir, unsigned flags);
 /* Skip the running test when PyPI sentencepiece (tests/requirements.txt) cannot be imported. */
 void ct_need_sentencepiece(void);
 /* The GGUF Gemma 3 test model, or NULL when absent. */

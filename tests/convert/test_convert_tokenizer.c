@@ -67,7 +67,7 @@ static void check_parity(const char *model, const char *name, unsigned flags, co
     CHECK_MSG(ct_to_hf(file, dir, &err), "%s", err.message);
     CHECK(ct_make_corpus(corpus, sizeof corpus));
     char *output = NULL;
-    int texts = ct_write_ids(v, corpus, flags);
+    int texts = vt_write_ids(v, corpus, flags);
     CHECK_MSG(texts > 100, "tokenized %d corpus texts", texts);
     int status = test_run(&output, "python3 tests/convert/py/tokenizer_parity.py %s %s %s", dir, corpus, oracle);
     CHECK_MSG(status == 0, "tokenizer_parity.py exited %d:\n%s", status, output);

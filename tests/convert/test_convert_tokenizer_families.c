@@ -101,7 +101,7 @@ TEST(test_convert_tokenizer_families_tokenize_like_their_tokenizer_json)
             fprintf(stderr, "    %s: not compared, our vocabulary does not run it: %s\n", families[i], err_text);
             continue;
         }
-        int texts = ct_write_ids(v, corpus, INF_TOKENIZE_PARSE_SPECIAL);
+        int texts = vt_write_ids(v, corpus, INF_TOKENIZE_PARSE_SPECIAL);
         inf_vocab_free(v);
         CHECK_MSG(texts > 100, "%s: tokenized %d texts", families[i], texts);
         for (int round = 0; round < 2; round++) {

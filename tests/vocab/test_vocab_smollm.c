@@ -75,43 +75,6 @@ TEST(test_vocab_smollm_splits_numbers_into_single_digits)
     inf_vocab_free(v);
 }
 
-/* Tokenize every corpus text into "<name>.ids"; returns the number of texts or -1. */
-static int write_our_ids(const inf_vocab *v, const char *dir)
-{
-    char path[600];
-    snprintf(path, sizeof path, "%s/list.txt", dir);
-    size_t size;
-    char *list = vt_read_file(path, &size);
-    if (!list) {
-        return -1;
-    }
-    int count = 0;
-    for (char *name = strtok(list, "\n"); name; name = strtok(NULL, "\n")) {
-        snprintf(path, sizeof path, "%s/%s", dir, name);
-        char *text = vt_read_file(path, &size);
-        inf_token *ids = NULL;
-        size_t n = 0;
-        if (!text || inf_vocab_tokenize(v, text, size, INF_TOKENIZE_PARSE_SPECIAL, &ids, &n, NULL) != GGTK_OK) {
-            free(text);
-            free(list);
-            return -1;
-        }
-        snprintf(path, sizeof path, "%s/%s.ids", dir, name);
-        FILE *f = fopen(path, "w");
-        for (size_t i = 0; f && i < n; i++) {
-            fprintf(f, "%d\n", (int)ids[i]);
-        }
-        if (f) {
-            fclose(f);
-        }
-        free(ids);
-        free(text);
-        count++;
-    }
-    free(list);
-    return count;
-}
-
 TEST(test_vocab_smollm_matches_hf_tokenizers_on_varied_text)
 {
     inf_vocab *v = load_model_vocab();
@@ -119,7 +82,7 @@ TEST(test_vocab_smollm_matches_hf_tokenizers_on_varied_text)
     const char *dir = vt_make_corpus("hf_corpus");
     CHECK(dir);
     char *output = NULL;
-    int texts = write_our_ids(v, dir);
+    int texts = vt_write_ids(v, dir, INF_TOKENIZE_PARSE_SPECIAL);
     CHECK_MSG(texts > 100, "tokenized %d corpus texts", texts);
     int status = test_run(&output, "python3 tests/vocab/py/hf_compare.py %s %s", test_model_path(), dir);
     CHECK_MSG(status == 0, "hf_compare.py exited %d:\n%s", status, output);

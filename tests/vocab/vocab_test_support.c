@@ -126,3 +126,36 @@ inf_vocab *vt_finish(ggtk_writer *writer, const char *name, char *err, size_t er
     ggtk_writer_free(writer);
     return vt_load(path, err, err_size);
 }
+
+int vt_write_ids(const inf_vocab *v, const char *dir, unsigned flags)
+{
+    char path[2048];
+    size_t size;
+    snprintf(path, sizeof path, "%s/list.txt", dir);
+    char *list = vt_read_file(path, &size);
+    int count = 0;
+    for (char *name = list ? strtok(list, "\n") : NULL; name; name = strtok(NULL, "\n"), count++) {
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        char *text = vt_read_file(path, &size);
+        inf_token *ids = NULL;
+        size_t n = 0;
+        if (!text || inf_vocab_tokenize(v, text, size, flags, &ids, &n, NULL) != GGTK_OK) {
+            free(text);
+            free(list);
+            return -1;
+        }
+        snprintf(path, sizeof path, "%s/%s.ids", dir, name);
+        FILE *f = fopen(path, "w");
+        for (size_t i = 0; f && i < n; i++) {
+            fprintf(f, "%d\n", (int)ids[i]);
+        }
+        if (f) {
+            fclose(f);
+        }
+        free(ids);
+        free(text);
+    }
+    bool read = list != NULL;
+    free(list);
+    return read ? count : -1;
+}

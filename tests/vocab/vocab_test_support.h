@@ -25,6 +25,9 @@ const char *vt_ids_of(const inf_vocab *vocab, const char *text, unsigned flags);
 /* Write the tokenizer test corpus (tests/vocab/py/make_corpus.py) into the scratch folder `name`;
  * its path (static buffer), or NULL after test_fail when the script failed. */
 const char *vt_make_corpus(const char *name);
+/* Our ids of every text named in `dir`/list.txt, tokenized by `v` with `flags`, into NAME.ids
+ * beside it (one id a line); the number of texts, or -1. */
+int vt_write_ids(const inf_vocab *v, const char *dir, unsigned flags);
 
 /* Check that `text` tokenizes with `flags` to the ids `want` ("1 2 3"). */
 #define CHECK_IDS(vocab, text, flags, want)                                                       \
