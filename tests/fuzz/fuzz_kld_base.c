@@ -9,11 +9,7 @@
 #include <string.h>
 
 #include "eval/kld_file.h"
-
-static bool message_ok(const char *err)
-{
-    return strncmp(err, "fuzz: ", 6) == 0 && !strchr(err, '\n');
-}
+#include "fuzz_input.h"
 
 /* Every log-probability a row encodes: scale * q + lp_min, finite and at most 0 (a little slack
  * for rounding). */
@@ -45,7 +41,7 @@ static void check_chunks(inf_kld_base *b, size_t size)
     for (int32_t c = 0; c < n_chunk; c++) {
         err.message[0] = '\0';
         if (inf_kld_base_read_chunk(b, c, rows, &err) != GGTK_OK) {
-            if (!message_ok(err.message))
+            if (!fuzz_stream_message_ok(err.message))
                 abort();
             continue;
         }
@@ -58,22 +54,19 @@ static void check_chunks(inf_kld_base *b, size_t size)
     free(rows);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static bool read_input(FILE *file, size_t size, ggtk_error *err)
 {
-    if (size == 0)
-        return 0; /* fmemopen() refuses an empty buffer */
-    FILE *file = fmemopen((void *)data, size, "rb");
-    if (!file)
-        abort();
-    ggtk_error err = {0};
-    inf_kld_base *b = kld_base_open_stream(file, "fuzz", &err);
-    if (!b) {
-        if (!message_ok(err.message))
-            abort();
-        return 0;
-    }
+    inf_kld_base *b = kld_base_open_stream(file, "fuzz", err);
+    if (!b)
+        return false;
     if (inf_kld_base_get_format(b) == INF_KLD_BASE_LLAMA) /* compact: fuzz_kld_compact's */
         check_chunks(b, size);
     inf_kld_base_close(b);
+    return true;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fuzz_stream_input(data, size, read_input);
     return 0;
 }

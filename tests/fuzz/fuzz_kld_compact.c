@@ -11,13 +11,9 @@
 #include <string.h>
 
 #include "eval/kld_file.h"
+#include "fuzz_input.h"
 
 enum { ROWS_MAX = 64 };
-
-static bool message_ok(const char *err)
-{
-    return strncmp(err, "fuzz: ", 6) == 0 && !strchr(err, '\n');
-}
 
 static bool row_usable(const sparse_row *row, const inf_kld_compact_params *params,
                        int32_t n_vocab)
@@ -39,7 +35,7 @@ static bool read_rows(inf_kld_base *b, int32_t chunk, int32_t first, int32_t n, 
     inf_kld_compact_params params;
     inf_kld_base_get_compact_params(b, &params);
     if (kld_base_read_sparse(b, chunk, first, n, rows, &err) != GGTK_OK) {
-        if (!message_ok(err.message))
+        if (!fuzz_stream_message_ok(err.message))
             abort();
         return false;
     }
@@ -75,22 +71,19 @@ static void check_compact(inf_kld_base *b, size_t size)
         sparse_row_free(&rows[r]);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static bool read_input(FILE *file, size_t size, ggtk_error *err)
 {
-    if (size == 0)
-        return 0; /* fmemopen() refuses an empty buffer */
-    FILE *file = fmemopen((void *)data, size, "rb");
-    if (!file)
-        abort();
-    ggtk_error err = {0};
-    inf_kld_base *b = kld_base_open_stream(file, "fuzz", &err);
-    if (!b) {
-        if (!message_ok(err.message))
-            abort();
-        return 0;
-    }
+    inf_kld_base *b = kld_base_open_stream(file, "fuzz", err);
+    if (!b)
+        return false;
     if (inf_kld_base_get_format(b) == INF_KLD_BASE_COMPACT)
         check_compact(b, size);
     inf_kld_base_close(b);
+    return true;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fuzz_stream_input(data, size, read_input);
     return 0;
 }
