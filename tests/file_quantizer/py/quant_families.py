@@ -28,6 +28,7 @@ import gguf
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "model", "py"))
 import tiny_arch  # noqa: E402
+import tiny_gguf  # noqa: E402
 from tiny_llama import MERGES, vocab  # noqa: E402
 
 N_LAYER = 16
@@ -77,16 +78,8 @@ def make_gemma(path, arch, n_embd, n_head, n_head_kv, n_ff, head):
         w.add_final_logit_softcapping(30.0)
     else:
         w.add_float32(f"{arch}.rope.freq_base_swa", 10000.0)
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("default")
-    w.add_token_list(tokens)
-    w.add_token_types(types)
-    w.add_token_merges(MERGES)
-    w.add_bos_token_id(n_vocab - 1)
-    w.add_eos_token_id(n_vocab - 1)
-
-    def tensor(name, shape, scale=0.08, offset=0.0):
-        w.add_tensor(name, (offset + scale * rng.standard_normal(shape)).astype(np.float32))
+    tiny_gguf.add_byte_tokenizer(w, tokens, types, MERGES)
+    tensor = tiny_gguf.random_tensors(w, rng)
 
     tensor("token_embd.weight", (n_vocab, n_embd), 0.05)
     tensor("output_norm.weight", (n_embd,), 0.1)
@@ -107,10 +100,7 @@ def make_gemma(path, arch, n_embd, n_head, n_head_kv, n_ff, head):
         tensor(p + "ffn_up.weight", (n_ff, n_embd), 0.15)
         tensor(p + "ffn_down.weight", (n_embd, n_ff), 0.15)
         tensor(p + "post_ffw_norm.weight", (n_embd,), 0.1)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    tiny_gguf.write(w)
 
 
 def make(directory, names):

@@ -19,6 +19,7 @@ import sys
 import numpy as np
 import gguf
 
+import tiny_gguf
 from tiny_llama import MERGES, vocab
 
 N_EMBD, N_HEAD, N_HEAD_KV, N_FF, N_LAYER, N_CTX = 64, 4, 2, 96, 2, 512
@@ -105,19 +106,11 @@ def make(path, name):
         w.add_float32(f"{arch}.rope.scaling.attn_factor", rope["attn_factor"])
     for key, value in m.get("extra", {}).items():
         w.add_uint32(f"{arch}.{key}", value)
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("default")
-    w.add_token_list(tokens)
-    w.add_token_types(types)
-    w.add_token_merges(MERGES)
-    w.add_bos_token_id(n_vocab - 1)
-    w.add_eos_token_id(n_vocab - 1)
-    w.add_add_bos_token(True)
+    tiny_gguf.add_byte_tokenizer(w, tokens, types, MERGES, True)
+    add = tiny_gguf.random_tensors(w, rng)
 
     def tensor(tname, shape, scale=0.08, offset=0.0):
-        # shape in numpy order (rows, columns): GGUF ne = reversed
-        shape = broken.get("shape", {}).get(tname, shape)
-        w.add_tensor(tname, (offset + scale * rng.standard_normal(shape)).astype(np.float32))
+        add(tname, broken.get("shape", {}).get(tname, shape), scale, offset)
 
     # small logits (PPL near the vocabulary size): the KL-divergence base stores log-probabilities
     # in 16 bits over their range, whose rounding is the floor of a KLD comparison
@@ -158,10 +151,7 @@ def make(path, name):
             tensor(p + "ffn_gate.weight", (N_FF, N_EMBD), 0.15)
             tensor(p + "ffn_up.weight", (N_FF, N_EMBD), 0.15)
         tensor(p + "ffn_down.weight", (N_EMBD, N_FF), 0.15)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    tiny_gguf.write(w)
 
 
 class Model:

@@ -20,6 +20,7 @@ import numpy as np
 import gguf
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tiny_gguf  # noqa: E402
 from tiny_llama import vocab  # noqa: E402  (the byte vocabulary both oracles share)
 
 N_EMBD, N_HEAD, N_HEAD_KV, HEAD, N_FF, N_CTX, EPS = 64, 4, 2, 32, 96, 512, 1e-6
@@ -70,18 +71,8 @@ def make(path, name):
         w.add_attn_logit_softcapping(v["attn_cap"])
     if v["final_cap"] is not None:
         w.add_final_logit_softcapping(v["final_cap"])
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("default")
-    w.add_token_list(tokens)
-    w.add_token_types(types)
-    w.add_token_merges(MERGES)
-    w.add_bos_token_id(n_vocab - 1)
-    w.add_eos_token_id(n_vocab - 1)
-    w.add_add_bos_token(True)
-
-    def tensor(name, shape, scale=0.08, offset=0.0):
-        # shape in numpy order (rows, columns): GGUF ne = reversed
-        w.add_tensor(name, (offset + scale * rng.standard_normal(shape)).astype(np.float32))
+    tiny_gguf.add_byte_tokenizer(w, tokens, types, MERGES, True)
+    tensor = tiny_gguf.random_tensors(w, rng)
 
     tensor("token_embd.weight", (n_vocab, N_EMBD), 0.3)
     tensor("output_norm.weight", (N_EMBD,), 0.1, 1.0)
@@ -102,10 +93,7 @@ def make(path, name):
         tensor(p + "ffn_up.weight", (N_FF, N_EMBD), 0.15)
         tensor(p + "ffn_down.weight", (N_EMBD, N_FF), 0.15)
         tensor(p + "post_ffw_norm.weight", (N_EMBD,), 0.1, 0.5)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    tiny_gguf.write(w)
 
 
 def copy(src, dst, type_name):
@@ -128,20 +116,11 @@ def copy(src, dst, type_name):
             w.add_tensor(t.name, gguf.quants.quantize(data, qtype), raw_dtype=qtype)
         else:
             w.add_tensor(t.name, data)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    tiny_gguf.write(w)
 
 
 def load(path):
-    r = gguf.GGUFReader(path)
-    t = {}
-    for x in r.tensors:
-        data = np.array(x.data)
-        if x.tensor_type != gguf.GGMLQuantizationType.F32:
-            data = gguf.quants.dequantize(data, x.tensor_type)
-        t[x.name] = data.reshape([int(n) for n in reversed(x.shape)]).astype(np.float64)
+    r, t = tiny_gguf.load_tensors(path)
     fields = {f.name: f.contents() for f in r.fields.values() if not f.name.startswith("GGUF.")}
     return t, fields
 

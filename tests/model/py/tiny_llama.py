@@ -14,6 +14,8 @@ import sys
 import numpy as np
 import gguf
 
+import tiny_gguf
+
 N_EMBD, N_HEAD, N_HEAD_KV, N_FF, N_LAYER, N_CTX = 64, 4, 2, 96, 2, 512
 HEAD = N_EMBD // N_HEAD
 ROPE_BASE, ROPE_FACTOR, EPS = 10000.0, 2.0, 1e-5
@@ -75,23 +77,8 @@ def make(path, variant):
     if v["rope_factor"]:
         w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
         w.add_rope_scaling_factor(v["rope_factor"])
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("default")
-    w.add_token_list(tokens)
-    w.add_token_types(types)
-    w.add_token_merges(v["merges"])
-    w.add_bos_token_id(n_vocab - 1)
-    w.add_eos_token_id(n_vocab - 1)
-    w.add_add_bos_token(v["add_bos"])
-
-    def tensor(name, shape, scale=0.08, offset=0.0):
-        # shape in numpy order (rows, columns): GGUF ne = reversed
-        data = (offset + scale * rng.standard_normal(shape)).astype(np.float32)
-        qtype = gguf.GGMLQuantizationType[v["weight_type"]]
-        if len(shape) == 2 and qtype != gguf.GGMLQuantizationType.F32:
-            w.add_tensor(name, gguf.quants.quantize(data, qtype), raw_dtype=qtype)
-        else:
-            w.add_tensor(name, data)
+    tiny_gguf.add_byte_tokenizer(w, tokens, types, v["merges"], v["add_bos"])
+    tensor = tiny_gguf.random_tensors(w, rng, v["weight_type"])
 
     tensor("token_embd.weight", (n_vocab, N_EMBD), 0.5)
     tensor("output_norm.weight", (N_EMBD,), 0.1, 1.0)
@@ -119,20 +106,11 @@ def make(path, variant):
         tensor(p + "ffn_down.weight", (N_EMBD, N_FF), 0.15)
     if v["extra_tensor"]:
         tensor(v["extra_tensor"], (HEAD // 2,), 0.0, 1.0)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    tiny_gguf.write(w)
 
 
 def load(path):
-    r = gguf.GGUFReader(path)
-    t = {}
-    for x in r.tensors:
-        data = np.array(x.data)
-        if x.tensor_type != gguf.GGMLQuantizationType.F32:
-            data = gguf.quants.dequantize(data, x.tensor_type)
-        t[x.name] = data.reshape([int(n) for n in reversed(x.shape)]).astype(np.float64)
+    r, t = tiny_gguf.load_tensors(path)
     fields = {f.name: f for f in r.fields.values()}
     factor = 1.0
     if "llama.rope.scaling.factor" in fields:
