@@ -24,32 +24,12 @@ gzip -dc tests/eval/data/licenses.txt.gz > "$WORK/licenses.txt"
 "$BUILD/bin/gguf-quantize" -q "$WORK/f32.gguf" "$WORK/q4_0.gguf" q4_0
 "$BUILD/bin/gguf-quantize" -q "$WORK/f32.gguf" "$WORK/q4_k_m.gguf" q4_k_m 2>/dev/null
 
-# Run a command; print "SECONDS MAX_RSS_KIB" (of the child) on stdout, its output to $1.
-measure() {
-    out="$1"
-    shift
-    python3 -c 'import resource, subprocess, sys, time
-t = time.time()
-with open(sys.argv[1], "w") as out:
-    rc = subprocess.run(sys.argv[2:], stdout=out, stderr=subprocess.STDOUT).returncode
-print(f"{time.time() - t:.3f} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss} {rc}")' \
-        "$out" "$@"
-}
+# shellcheck source-path=SCRIPTDIR source=timing.sh
+. "$(dirname "$0")/timing.sh"
 
 echo "SmolLM2-135M, $BENCH_CHUNKS chunks of 512 tokens (tests/eval/data/licenses.txt.gz), batch 512, $THREADS threads"
-ref_flags=""
-if [ -n "$REF_BIN" ]; then
-    # llama.cpp's repacked (AMX) kernels die with SIGILL where the OS does not grant AMX; then
-    # its plain CPU kernels (-nr) are the ones that run.
-    set -- $(measure "$WORK/probe.log" "$REF_BIN/llama-perplexity" -m "$WORK/q4_0.gguf" \
-        -f "$WORK/licenses.txt" -c 512 -b 512 -t "$THREADS" --chunks 2)
-    if [ "$3" != 0 ]; then
-        ref_flags="-nr"
-        echo "llama-perplexity failed with its default repacked kernels (exit $3): using -nr"
-    fi
-else
-    echo "REF_BIN is unset: llama-perplexity comparison skipped"
-fi
+probe_ref_flags "$WORK/probe.log" -m "$WORK/q4_0.gguf" -f "$WORK/licenses.txt" -c 512 -b 512 \
+    -t "$THREADS" --chunks 2
 
 printf '%-7s %10s %10s %7s %9s %9s %10s %10s %8s\n' model "ours t/s" "llama t/s" ratio \
     "ours MiB" "llama MiB" "ours PPL" "llama PPL" "PPL diff"
@@ -63,14 +43,14 @@ for name in f32 q8_0 q4_0 q4_1 q4_k_m; do
         set -- $(measure "$WORK/ours-$name.log" "$BUILD/bin/gguf-eval" -m "$file" \
             -f "$WORK/licenses.txt" -c 512 -b 512 -t "$THREADS" --chunks "$BENCH_CHUNKS")
         [ "$3" = 0 ] || { echo "gguf-eval failed on $name:"; cat "$WORK/ours-$name.log"; exit 1; }
-        best_ours=$(python3 -c "import sys; a=sys.argv[1]; print(min(float(a), float(sys.argv[2])) if a else sys.argv[2])" "$best_ours" "$1")
+        best_ours=$(min_seconds "$best_ours" "$1")
         rss_ours=$2
         if [ -n "$REF_BIN" ]; then
             set -- $(measure "$WORK/ref-$name.log" "$REF_BIN/llama-perplexity" $ref_flags \
                 -m "$file" -f "$WORK/licenses.txt" -c 512 -b 512 -t "$THREADS" \
                 --chunks "$BENCH_CHUNKS")
             [ "$3" = 0 ] || { echo "llama-perplexity failed on $name"; exit 1; }
-            best_ref=$(python3 -c "import sys; a=sys.argv[1]; print(min(float(a), float(sys.argv[2])) if a else sys.argv[2])" "$best_ref" "$1")
+            best_ref=$(min_seconds "$best_ref" "$1")
             rss_ref=$2
         fi
         i=$((i + 1))

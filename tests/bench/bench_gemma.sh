@@ -24,40 +24,23 @@ TEXT="$WORK/licenses-all.txt"
 trap 'rm -f "$TEXT"' EXIT
 find /usr/share/common-licenses -type f | LC_ALL=C sort | xargs cat > "$TEXT"
 
-# Run a command; print "SECONDS MAX_RSS_KIB EXIT" (of the child) on stdout, its output to $1.
-measure() {
-    out="$1"
-    shift
-    python3 -c 'import resource, subprocess, sys, time
-t = time.time()
-with open(sys.argv[1], "w") as out:
-    rc = subprocess.run(sys.argv[2:], stdout=out, stderr=subprocess.STDOUT).returncode
-print(f"{time.time() - t:.3f} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss} {rc}")' \
-        "$out" "$@"
-}
-min() { python3 -c 'import sys; v = [float(x) for x in sys.argv[1:] if x]; print(min(v))' "$@"; }
+# shellcheck source-path=SCRIPTDIR source=timing.sh
+. "$(dirname "$0")/timing.sh"
 ppl() { sed -n 's/.*Final estimate: PPL = \([0-9.]*\).*/\1/p' "$1"; }
 
 common="-m $GEMMA_MODEL -f $TEXT -c 512 -b 512 -t $THREADS --chunks $BENCH_CHUNKS"
 echo "Gemma 3 270M Q4_K_M, $BENCH_CHUNKS chunks of 512 tokens (/usr/share/common-licenses), batch 512, $THREADS threads"
-ref_flags=""
-if [ -n "$REF_BIN" ]; then
-    # llama.cpp's repacked (AMX) kernels die with SIGILL where the OS does not grant AMX.
-    set -- $(measure "$WORK/probe.log" "$REF_BIN/llama-perplexity" $common --chunks 1)
-    [ "$3" = 0 ] || { ref_flags="-nr"; echo "llama-perplexity needs -nr here (exit $3 without)"; }
-else
-    echo "REF_BIN is unset: llama-perplexity comparison skipped"
-fi
+probe_ref_flags "$WORK/probe.log" $common --chunks 1
 best_ours=""; best_ref=""; rss_ours=0; rss_ref=0
 i=0
 while [ $i -lt "$BENCH_REPEAT" ]; do
     set -- $(measure "$WORK/ours.log" "$BUILD/bin/gguf-eval" $common)
     [ "$3" = 0 ] || { echo "gguf-eval failed:"; cat "$WORK/ours.log"; exit 1; }
-    best_ours=$(min "$best_ours" "$1"); rss_ours=$2
+    best_ours=$(min_seconds "$best_ours" "$1"); rss_ours=$2
     if [ -n "$REF_BIN" ]; then
         set -- $(measure "$WORK/ref.log" "$REF_BIN/llama-perplexity" $ref_flags $common)
         [ "$3" = 0 ] || { echo "llama-perplexity failed:"; tail -5 "$WORK/ref.log"; exit 1; }
-        best_ref=$(min "$best_ref" "$1"); rss_ref=$2
+        best_ref=$(min_seconds "$best_ref" "$1"); rss_ref=$2
     fi
     i=$((i + 1))
 done

@@ -21,18 +21,17 @@ mkdir -p "$WORK"
 trap 'rm -f "$WORK"/*.kld "$WORK"/*.ckld "$WORK/licenses.txt"' EXIT
 gzip -dc tests/eval/data/licenses.txt.gz > "$WORK/licenses.txt"
 
-# Run a command; print "SECONDS MAX_RSS_MIB" (of the child), its output to $1; stop on failure.
-measure() {
-    out="$1"
-    shift
-    python3 -c 'import resource, subprocess, sys, time
-t = time.time()
-with open(sys.argv[1], "w") as out:
-    rc = subprocess.run(sys.argv[2:], stdout=out, stderr=subprocess.STDOUT).returncode
-if rc:
-    sys.exit(f"{sys.argv[2]} failed (exit {rc}), see {sys.argv[1]}")
-print(f"{time.time() - t:.1f} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024:.0f}")' \
-        "$out" "$@"
+# shellcheck source-path=SCRIPTDIR source=timing.sh
+. "$(dirname "$0")/timing.sh"
+
+# measure, printing "SECONDS MAX_RSS_MIB"; a failure is said on stderr and fails the call.
+measure_mib() {
+    set -- "$1" "$2" $(measure "$@")
+    if [ "$5" != 0 ]; then
+        echo "$2 failed (exit $5), see $1" >&2
+        return 1
+    fi
+    echo "$3 $4" | awk '{ printf "%.1f %.0f\n", $1, $2 / 1024 }'
 }
 
 mean_kld() { sed -n 's/^Mean    KLD: *\([0-9.]*\).*/\1/p' "$1"; }
@@ -43,11 +42,11 @@ printf '%-8s %12s %8s %9s %9s %9s %9s %10s\n' format bytes ratio "write s" "writ
     "read s" "read MiB" "mean KLD"
 for format in llama compact; do
     base="$WORK/smollm2.$format.kld"
-    set -- $(measure "$WORK/write-$format.log" "$BUILD/bin/gguf-eval" -m "$MODEL" \
+    set -- $(measure_mib "$WORK/write-$format.log" "$BUILD/bin/gguf-eval" -m "$MODEL" \
         -f "$WORK/licenses.txt" -t "$THREADS" --chunks "$KLD_CHUNKS" \
         --kl-divergence-base "$base" --kl-divergence-base-format "$format")
     write_s=$1 write_mib=$2
-    set -- $(measure "$WORK/read-$format.log" "$BUILD/bin/gguf-eval" -m "$WORK/q4_0.gguf" \
+    set -- $(measure_mib "$WORK/read-$format.log" "$BUILD/bin/gguf-eval" -m "$WORK/q4_0.gguf" \
         -t "$THREADS" --kl-divergence-base "$base" --kl-divergence)
     bytes=$(stat -c %s "$base")
     [ "$format" = llama ] && llama_bytes=$bytes
@@ -70,11 +69,11 @@ for name in base q4_0; do
     model="$GEMMA"
     [ "$name" = q4_0 ] && model="$WORK/gemma-q4_0.gguf"
     # -nr: llama.cpp's repacked (AMX) kernels die with SIGILL where the OS does not grant AMX.
-    measure "$WORK/gemma-$name.log" "$REF_BIN/llama-perplexity" -nr -m "$model" \
+    measure_mib "$WORK/gemma-$name.log" "$REF_BIN/llama-perplexity" -nr -m "$model" \
         -f "$WORK/licenses.txt" -c 512 -b 512 -t "$THREADS" --chunks "$KLD_CHUNKS" \
         --kl-divergence-base "$WORK/gemma-$name.kld" > /dev/null
 done
-measure "$WORK/gemma-compact.log" "$BUILD/bench/bench_kld_compact" "$WORK/gemma-base.kld" \
+measure_mib "$WORK/gemma-compact.log" "$BUILD/bench/bench_kld_compact" "$WORK/gemma-base.kld" \
     "$WORK/gemma-q4_0.kld" "$WORK/gemma.ckld" > "$WORK/gemma-time.txt"
 cat "$WORK/gemma-compact.log"
 echo "(convert and compare: $(cut -d' ' -f1 "$WORK/gemma-time.txt") s, max RSS $(cut -d' ' -f2 "$WORK/gemma-time.txt") MiB)"
