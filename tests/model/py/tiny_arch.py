@@ -83,12 +83,7 @@ def make(path, name):
     head = m.get("head", HEAD)
     n_rot = m.get("n_rot", head)
     w = gguf.GGUFWriter(path, arch)
-    w.add_context_length(N_CTX)
-    w.add_embedding_length(N_EMBD)
-    w.add_block_count(N_LAYER)
-    w.add_feed_forward_length(N_FF)
-    w.add_head_count(N_HEAD)
-    w.add_head_count_kv(N_HEAD_KV)
+    tiny_gguf.add_sizes(w, N_CTX, N_EMBD, N_LAYER, N_FF, N_HEAD, N_HEAD_KV)
     if head != HEAD:
         w.add_key_length(head)
         w.add_value_length(head)
@@ -298,11 +293,7 @@ def forward(path, tokens, n_ctx):
 
 
 def check(path, logits_path, tolerance, n_ctx, first, tokens):
-    want = forward(path, tokens, n_ctx)[first:]
-    got = np.fromfile(logits_path, dtype=np.float32).reshape(want.shape)
-    err = np.abs(got - want).max() / np.abs(want).max()
-    print(f"max relative error {err:.3e}")
-    return 0 if err < tolerance else 1
+    return tiny_gguf.compare_logits(forward(path, tokens, n_ctx)[first:], logits_path, tolerance)
 
 
 def main():

@@ -5,6 +5,16 @@ import numpy as np
 import gguf
 
 
+def add_sizes(w, n_ctx, n_embd, n_layer, n_ff, n_head, n_head_kv):
+    """The size keys every family has, in the order the generators write them."""
+    w.add_context_length(n_ctx)
+    w.add_embedding_length(n_embd)
+    w.add_block_count(n_layer)
+    w.add_feed_forward_length(n_ff)
+    w.add_head_count(n_head)
+    w.add_head_count_kv(n_head_kv)
+
+
 def add_byte_tokenizer(w, tokens, types, merges, add_bos=None):
     """The gpt2 tokenizer keys of tiny_llama.vocab(); BOS and EOS are the last token. add_bos None
     leaves tokenizer.ggml.add_bos_token out."""
@@ -53,3 +63,12 @@ def load_tensors(path):
             data = gguf.quants.dequantize(data, x.tensor_type)
         t[x.name] = data.reshape([int(n) for n in reversed(x.shape)]).astype(np.float64)
     return r, t
+
+
+def compare_logits(want, logits_path, tolerance):
+    """Compare the oracle's logits `want` with the float32 rows the C test wrote to logits_path:
+    print the largest error relative to the largest logit; 0 below `tolerance`, else 1."""
+    got = np.fromfile(logits_path, dtype=np.float32).reshape(want.shape)
+    err = np.abs(got - want).max() / np.abs(want).max()
+    print(f"max relative error {err:.3e}")
+    return 0 if err < tolerance else 1

@@ -65,12 +65,7 @@ def make(path, variant):
     n_vocab = len(tokens)
     rng = np.random.default_rng(1234)
     w = gguf.GGUFWriter(path, "llama")
-    w.add_context_length(N_CTX)
-    w.add_embedding_length(N_EMBD)
-    w.add_block_count(N_LAYER)
-    w.add_feed_forward_length(N_FF)
-    w.add_head_count(N_HEAD)
-    w.add_head_count_kv(N_HEAD_KV)
+    tiny_gguf.add_sizes(w, N_CTX, N_EMBD, N_LAYER, N_FF, N_HEAD, N_HEAD_KV)
     w.add_rope_freq_base(ROPE_BASE)
     w.add_rope_dimension_count(HEAD)
     w.add_layer_norm_rms_eps(EPS)
@@ -189,11 +184,7 @@ def perplexity(path, text_path, n_ctx, n_chunks):
 
 
 def check(path, logits_path, tolerance, first, tokens):
-    want = forward(path, tokens)[first:]
-    got = np.fromfile(logits_path, dtype=np.float32).reshape(want.shape)
-    err = np.abs(got - want).max() / np.abs(want).max()
-    print(f"max relative error {err:.3e}")
-    return 0 if err < tolerance else 1
+    return tiny_gguf.compare_logits(forward(path, tokens)[first:], logits_path, tolerance)
 
 
 def main():
