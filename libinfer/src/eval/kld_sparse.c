@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kld_sparse.h"
+#include "kld_stats.h"
 #include "logits_math.h"
 
 enum { N_BUCKETS = (int)(SPARSE_RANGE * 16) };
@@ -183,11 +184,7 @@ double sparse_kld_token(const float *logits, int32_t n_vocab, const sparse_row *
 
     const float nll = log_norm - logits[token];
     const float nll_base = -row->log_p_token;
-    stats->sum_nll += nll;
-    stats->sum_nll2 += nll * nll;
-    stats->sum_nll_base += nll_base;
-    stats->sum_nll_base2 += nll_base * nll_base;
-    stats->sum_nll_nll_base += nll * nll_base;
+    kld_stats_add_nll(stats, nll, nll_base);
 
     double kld = 0;
     int32_t top_base = 0;
@@ -197,19 +194,6 @@ double sparse_kld_token(const float *logits, int32_t n_vocab, const sparse_row *
             top_base = e;
         kld += expf(lp) * (lp - logits[row->ids[e]] + log_norm);
     }
-    stats->sum_kld += kld;
-    stats->sum_kld2 += kld * kld;
-    stats->count++;
-    stats->n_same_top += top == row->ids[top_base];
-
-    const float p_diff = expf(-nll) - expf(-nll_base);
-    const double p_diff2 = p_diff * p_diff;
-    stats->sum_p_diff += p_diff;
-    stats->sum_p_diff2 += p_diff2;
-    stats->sum_p_diff4 += p_diff2 * p_diff2;
-    if (fabsf(p_diff) > stats->max_abs_p_diff)
-        stats->max_abs_p_diff = fabsf(p_diff);
-    if (p_diff_out)
-        *p_diff_out = p_diff;
-    return kld;
+    return kld_stats_add_divergence(stats, kld, top == row->ids[top_base], nll, nll_base,
+                                    p_diff_out);
 }

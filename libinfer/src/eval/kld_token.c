@@ -8,6 +8,7 @@
 
 #include <ggtk/inf_eval.h>
 #include "kld_file.h"
+#include "kld_stats.h"
 #include "logits_math.h"
 
 /* Round to the nearest integer, ties to even, for 0 <= x < 2^22: adding 1.5 * 2^23 makes the FPU
@@ -88,19 +89,30 @@ double inf_kld_token(const float *logits, int32_t n_vocab, const uint16_t *row, 
 
     const float nll = max_logit + log_sum_exp - logits[token];
     const float nll_base = -(scale * q[token] + min_log_prob);
+    kld_stats_add_nll(stats, nll, nll_base);
+
+    int32_t top_base;
+    const double kld = base_divergence(logits, n_vocab, q, scale, min_log_prob,
+                                       max_logit + log_sum_exp, &top_base);
+    return kld_stats_add_divergence(stats, kld, top == top_base, nll, nll_base, p_diff_out);
+}
+
+void kld_stats_add_nll(inf_kld_stats *stats, float nll, float nll_base)
+{
     stats->sum_nll += nll;
     stats->sum_nll2 += nll * nll;
     stats->sum_nll_base += nll_base;
     stats->sum_nll_base2 += nll_base * nll_base;
     stats->sum_nll_nll_base += nll * nll_base;
+}
 
-    int32_t top_base;
-    const double kld = base_divergence(logits, n_vocab, q, scale, min_log_prob,
-                                       max_logit + log_sum_exp, &top_base);
+double kld_stats_add_divergence(inf_kld_stats *stats, double kld, bool same_top, float nll,
+                                float nll_base, float *p_diff_out)
+{
     stats->sum_kld += kld;
     stats->sum_kld2 += kld * kld;
     stats->count++;
-    stats->n_same_top += top == top_base;
+    stats->n_same_top += same_top;
 
     const float p_diff = expf(-nll) - expf(-nll_base);
     const double p_diff2 = p_diff * p_diff;
