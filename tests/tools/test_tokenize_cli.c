@@ -141,7 +141,7 @@ TEST(test_tokenize_cli_refuses_bad_input_with_one_line)
     out = tokenize(&status, "-m x.gguf -p a --frobnicate");
     CHECK_MSG(status == 2 && count_lines(out) == 1 && strstr(out, "--frobnicate"), "%d '%s'", status, out);
     out = tokenize(&status, "-m");
-    CHECK_MSG(status == 2 && count_lines(out) == 1 && strstr(out, "missing value"), "%d '%s'", status, out);
+    CHECK_MSG(status == 2 && count_lines(out) == 1 && strstr(out, "-m wants a value"), "%d '%s'", status, out);
     out = tokenize(&status, "-m /nonexistent.gguf -p a");
     CHECK_MSG(status == 1 && count_lines(out) == 1 && strstr(out, "/nonexistent.gguf"), "%d '%s'", status, out);
     const char *m = model();

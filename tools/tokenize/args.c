@@ -2,7 +2,8 @@
 #include "tokenize_tool.h"
 
 #include <stdio.h>
-#include <string.h>
+
+#include "cli_options.h"
 
 static const char usage[] =
     "usage: gguf-tokenize -m MODEL (-p TEXT | -f FILE | --stdin) [options]\n"
@@ -24,63 +25,60 @@ static const char usage[] =
     "  --show-count         end with \"Total number of tokens: N\"\n"
     "  -h, --help           this help\n";
 
-static int usage_error(const char *what, const char *arg)
-{
-    fprintf(stderr, "gguf-tokenize: error: %s%s%s (see --help)\n", what, arg ? " " : "", arg ? arg : "");
-    return EXIT_USAGE;
-}
+enum option_id {
+    OPT_MODEL, OPT_PROMPT, OPT_FILE, OPT_STDIN, OPT_IDS, OPT_NO_BOS, OPT_PARSE_SPECIAL,
+    OPT_NO_PARSE_SPECIAL, OPT_NO_ESCAPE, OPT_ESCAPE, OPT_SHOW_COUNT, OPT_HELP
+};
 
-/* The value of option argv[*i], advancing *i; NULL when it is missing. */
-static const char *option_value(int argc, char **argv, int *i)
+static const cli_option option_table[] = {
+    {"--model", "-m", OPT_MODEL, "MODEL"},
+    {"--prompt", "-p", OPT_PROMPT, "TEXT"},
+    {"--file", "-f", OPT_FILE, "FILE"},
+    {"--stdin", NULL, OPT_STDIN, NULL},
+    {"--ids", NULL, OPT_IDS, NULL},
+    {"--no-bos", NULL, OPT_NO_BOS, NULL},
+    {"--parse-special", NULL, OPT_PARSE_SPECIAL, NULL},
+    {"--no-parse-special", NULL, OPT_NO_PARSE_SPECIAL, NULL},
+    {"--no-escape", NULL, OPT_NO_ESCAPE, NULL},
+    {"--escape", NULL, OPT_ESCAPE, NULL},
+    {"--show-count", NULL, OPT_SHOW_COUNT, NULL},
+    {"--help", "-h", OPT_HELP, NULL},
+};
+
+/* No operands: the text comes with -p, -f or --stdin, as in llama-tokenize. */
+static const cli_spec cli = {"gguf-tokenize: error: ", " (see --help)", EXIT_USAGE,
+                             CLI_TABLE(option_table), 0};
+
+static int apply_option(void *context, const cli_arg *arg)
 {
-    return *i + 1 < argc ? argv[++*i] : NULL;
+    tokenize_args *args = context;
+    switch ((enum option_id)arg->option->id) {
+    case OPT_MODEL: args->model = arg->value; return 0;
+    case OPT_PROMPT: args->prompt = arg->value; return 0;
+    case OPT_FILE: args->file = arg->value; return 0;
+    case OPT_STDIN: args->from_stdin = true; return 0;
+    case OPT_IDS: args->ids_only = true; return 0;
+    case OPT_NO_BOS: args->no_bos = true; return 0;
+    case OPT_PARSE_SPECIAL: args->parse_special = true; return 0;
+    case OPT_NO_PARSE_SPECIAL: args->parse_special = false; return 0;
+    case OPT_NO_ESCAPE: args->escape = false; return 0;
+    case OPT_ESCAPE: args->escape = true; return 0;
+    case OPT_SHOW_COUNT: args->show_count = true; return 0;
+    case OPT_HELP: fputs(usage, stdout); return CLI_STOP;
+    }
+    return EXIT_USAGE;
 }
 
 int tokenize_args_parse(tokenize_args *args, int argc, char **argv, bool *exit_now)
 {
     *args = (tokenize_args){.escape = true, .parse_special = true};
-    *exit_now = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char **value = NULL;
-        if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
-            value = &args->model;
-        } else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) {
-            value = &args->prompt;
-        } else if (!strcmp(a, "-f") || !strcmp(a, "--file")) {
-            value = &args->file;
-        } else if (!strcmp(a, "--stdin")) {
-            args->from_stdin = true;
-        } else if (!strcmp(a, "--ids")) {
-            args->ids_only = true;
-        } else if (!strcmp(a, "--no-bos")) {
-            args->no_bos = true;
-        } else if (!strcmp(a, "--parse-special")) {
-            args->parse_special = true;
-        } else if (!strcmp(a, "--no-parse-special")) {
-            args->parse_special = false;
-        } else if (!strcmp(a, "--no-escape")) {
-            args->escape = false;
-        } else if (!strcmp(a, "--escape")) {
-            args->escape = true;
-        } else if (!strcmp(a, "--show-count")) {
-            args->show_count = true;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(usage, stdout);
-            *exit_now = true;
-            return 0;
-        } else {
-            return usage_error("unknown option", a);
-        }
-        if (value && !(*value = option_value(argc, argv, &i))) {
-            return usage_error("missing value after", a);
-        }
-    }
-    if (!args->model) {
-        return usage_error("no model given (-m MODEL)", NULL);
-    }
-    if (!args->from_stdin && !args->file && !args->prompt) {
-        return usage_error("no text given: one of -p TEXT, -f FILE or --stdin", NULL);
-    }
+    int n_operands = 0;
+    int rc = cli_parse(&cli, argc, argv, apply_option, args, NULL, &n_operands, exit_now);
+    if (rc != 0 || *exit_now)
+        return rc;
+    if (!args->model)
+        return cli_usage_error(&cli, "no model given (-m MODEL)");
+    if (!args->from_stdin && !args->file && !args->prompt)
+        return cli_usage_error(&cli, "no text given: one of -p TEXT, -f FILE or --stdin");
     return 0;
 }
