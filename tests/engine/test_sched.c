@@ -255,3 +255,155 @@ TEST(test_sched_plans_each_backends_compute_buffer)
     inf_backend_free(backends[0]);
     inf_backend_free(backends[1]);
 }
+
+/* t = w0 x on the fallback; backend 0 reads a row window of t (w1 * window, + window, in place)
+ * and its transpose (made contiguous, then scaled in place): one copy of t, the two views
+ * recreated over it. */
+typedef struct view_graph {
+    inf_context *ctx;
+    inf_graph *graph;
+    inf_tensor *x, *t, *u, *s, *c, *sc;
+} view_graph;
+
+static bool view_graph_build(view_graph *v, inf_tensor *w0, inf_tensor *w1)
+{
+    v->ctx = inf_context_new(32 * inf_tensor_overhead() + inf_graph_overhead(32), true);
+    v->x = inf_tensor_new_2d(v->ctx, GGTK_TENSOR_F32, 16, 8);
+    inf_tensor_set_input(v->x);
+    v->t = inf_mul_mat(v->ctx, w0, v->x);
+    inf_tensor *window = inf_view_2d(v->ctx, v->t, 16, 4, v->t->nb[1], 2 * v->t->nb[1]);
+    v->u = inf_mul_mat(v->ctx, w1, window);
+    v->s = inf_add(v->ctx, v->u, window);
+    v->c = inf_cont(v->ctx, inf_transpose(v->ctx, v->t));
+    v->sc = inf_scale(v->ctx, v->c, 0.5f);
+    inf_tensor_set_output(v->s);
+    inf_tensor_set_output(v->sc);
+    v->graph = inf_graph_new(v->ctx, 32);
+    return v->graph && !inf_context_error(v->ctx) && inf_graph_expand(v->graph, v->s, NULL) == GGTK_OK &&
+           inf_graph_expand(v->graph, v->sc, NULL) == GGTK_OK;
+}
+
+TEST(test_sched_views_and_in_place_across_a_split_boundary)
+{
+    inf_context *wctx = inf_context_new(4 * inf_tensor_overhead(), true);
+    inf_context *wctx0 = inf_context_new(4 * inf_tensor_overhead(), true);
+    inf_tensor *w0 = inf_tensor_new_2d(wctx, GGTK_TENSOR_F32, 16, 16);
+    inf_tensor *w1 = inf_tensor_new_2d(wctx0, GGTK_TENSOR_F32, 16, 16);
+    inf_backend *backends[2] = {inf_backend_cpu_new(1), inf_backend_cpu_new(1)};
+    inf_buffer *host = inf_backend_alloc_context_tensors(backends[1], wctx, NULL);
+    inf_buffer *of_backend0 = inf_backend_alloc_context_tensors(backends[0], wctx0, NULL);
+    CHECK(host && of_backend0);
+    test_rng rng = {9};
+    tensor_fill(w0, &rng, -1, 1);
+    tensor_fill(w1, &rng, -1, 1);
+    float input[16 * 8], want_s[16 * 4], want_sc[8 * 16], got_s[16 * 4], got_sc[8 * 16];
+    for (int i = 0; i < 16 * 8; i++)
+        input[i] = rng_uniform(&rng, -1, 1);
+
+    view_graph ref, v;
+    CHECK(view_graph_build(&ref, w0, w1) && view_graph_build(&v, w0, w1));
+    inf_graph_allocator *alloc = inf_graph_allocator_new(backends[1]);
+    CHECK(inf_graph_allocator_alloc(alloc, ref.graph, NULL) == GGTK_OK &&
+          inf_tensor_write(ref.x, input, 0, sizeof input, NULL) == GGTK_OK &&
+          inf_backend_compute(backends[1], ref.graph, NULL) == GGTK_OK);
+    CHECK(inf_tensor_read(ref.s, want_s, 0, sizeof want_s, NULL) == GGTK_OK &&
+          inf_tensor_read(ref.sc, want_sc, 0, sizeof want_sc, NULL) == GGTK_OK);
+
+    inf_sched *sched = inf_sched_new(backends, 2, NULL);
+    ggtk_error err = {0};
+    CHECK(sched && inf_sched_set_buffer_backend(sched, of_backend0, 0, NULL) == GGTK_OK);
+    inf_sched_set_poison(sched, 0x7f);
+    CHECK_MSG(inf_sched_alloc_graph(sched, v.graph, &err) == GGTK_OK, "%s", err.message);
+    CHECK(inf_tensor_write(v.x, input, 0, sizeof input, NULL) == GGTK_OK);
+    CHECK_MSG(inf_sched_compute(sched, v.graph, &err) == GGTK_OK, "%s", err.message);
+    CHECK(inf_tensor_read(v.s, got_s, 0, sizeof got_s, NULL) == GGTK_OK &&
+          inf_tensor_read(v.sc, got_sc, 0, sizeof got_sc, NULL) == GGTK_OK);
+    CHECK(memcmp(got_s, want_s, sizeof want_s) == 0 && memcmp(got_sc, want_sc, sizeof want_sc) == 0);
+
+    inf_sched_stats st = inf_sched_get_stats(sched);
+    CHECK_MSG(st.n_splits == 2 && st.n_copies == 1 && st.copy_bytes == sizeof input,
+              "%d splits, %d copies, %zu bytes", st.n_splits, st.n_copies, st.copy_bytes);
+    CHECK(inf_sched_node_backend(sched, v.t) == 1 && inf_sched_node_backend(sched, v.c) == 0);
+    /* In place on backend 0, in its own buffer; t stays in the fallback's. */
+    CHECK(v.s->data == v.u->data && v.sc->data == v.c->data);
+    CHECK(v.s->buffer == v.u->buffer && v.t->buffer != v.u->buffer);
+    /* The caller's graph is as it was built: sources point at the caller's tensors. */
+    CHECK(v.u->src[1]->view_src == v.t && v.c->src[0]->view_src == v.t);
+
+    inf_sched_free(sched);
+    inf_graph_allocator_free(alloc);
+    inf_context_free(ref.ctx);
+    inf_context_free(v.ctx);
+    inf_buffer_free(host);
+    inf_buffer_free(of_backend0);
+    inf_context_free(wctx);
+    inf_context_free(wctx0);
+    inf_backend_free(backends[0]);
+    inf_backend_free(backends[1]);
+}
+
+/* What an observer saw. */
+typedef struct observed {
+    const inf_graph *graph;
+    int calls;
+    int last;
+    bool in_order;
+    bool wrong_graph;
+    int stop_at; /* -1: never */
+} observed;
+
+static bool observe(const inf_graph *graph, int node_index, void *user)
+{
+    observed *o = user;
+    o->wrong_graph |= graph != o->graph;
+    o->in_order &= node_index > o->last;
+    o->last = node_index;
+    o->calls++;
+    return node_index != o->stop_at;
+}
+
+static bool only_mul_mat(const inf_tensor *node, void *user)
+{
+    (void)user;
+    return node->op == INF_OP_MUL_MAT;
+}
+
+TEST(test_sched_observer_sees_the_callers_graph_and_indices)
+{
+    mlp_weights w;
+    CHECK(mlp_weights_new(&w, 5));
+    inf_backend *backends[2] = {inf_backend_cpu_new(1), inf_backend_cpu_new(1)};
+    inf_sched *sched = inf_sched_new(backends, 2, NULL);
+    mlp_graph g;
+    CHECK(sched && mlp_graph_build(&g, &w) &&
+          inf_sched_set_buffer_backend(sched, w.buffers[1], 0, NULL) == GGTK_OK &&
+          inf_sched_alloc_graph(sched, g.graph, NULL) == GGTK_OK);
+    const int n = inf_graph_n_nodes(g.graph);
+    int n_mul_mat = 0;
+    for (int i = 0; i < n; i++)
+        n_mul_mat += inf_graph_node(g.graph, i)->op == INF_OP_MUL_MAT;
+
+    observed all = {g.graph, 0, -1, true, false, -1};
+    CHECK(inf_sched_compute_filtered(sched, g.graph, NULL, observe, &all, NULL) == GGTK_OK);
+    CHECK_MSG(all.calls == n && all.last == n - 1 && all.in_order && !all.wrong_graph,
+              "%d calls of %d nodes", all.calls, n);
+
+    observed some = {g.graph, 0, -1, true, false, -1};
+    CHECK(inf_sched_compute_filtered(sched, g.graph, only_mul_mat, observe, &some, NULL) == GGTK_OK);
+    CHECK_MSG(some.calls == n_mul_mat && some.in_order &&
+                  inf_graph_node(g.graph, some.last)->op == INF_OP_MUL_MAT,
+              "%d calls, %d matrix products", some.calls, n_mul_mat);
+
+    /* Stopping in the middle split: nothing after it runs. */
+    inf_sched_split middle;
+    CHECK(inf_sched_get_split(sched, 1, &middle, NULL) == GGTK_OK);
+    observed stopped = {g.graph, 0, -1, true, false, middle.first_node};
+    CHECK(inf_sched_compute_filtered(sched, g.graph, NULL, observe, &stopped, NULL) == GGTK_OK);
+    CHECK(stopped.calls == middle.first_node + 1 && stopped.last == middle.first_node);
+
+    inf_sched_free(sched);
+    inf_context_free(g.ctx);
+    inf_backend_free(backends[0]);
+    inf_backend_free(backends[1]);
+    mlp_weights_free(&w);
+}
