@@ -243,7 +243,7 @@ TEST(test_sched_plans_each_backends_compute_buffer)
     FILE *out_file = open_memstream(&printed, &printed_size);
     inf_sched_print(sched, out_file);
     fclose(out_file);
-    CHECK_MSG(strstr(printed, "split 1 on cpu: nodes 1..1") &&
+    CHECK_MSG(strstr(printed, "split 1 on backend 0 (cpu): nodes 1..1") &&
                   strstr(printed, "backend 0 (cpu): compute buffer 320 bytes"), "%s", printed);
     free(printed);
     inf_sched_free(sched);
@@ -406,4 +406,62 @@ TEST(test_sched_observer_sees_the_callers_graph_and_indices)
     inf_backend_free(backends[0]);
     inf_backend_free(backends[1]);
     mlp_weights_free(&w);
+}
+
+static int place_by_name(const inf_tensor *tensor, void *user)
+{
+    (void)user;
+    return tensor->name[0] == 'b' ? 1 : tensor->name[0] == 'z' ? 7 : 0;
+}
+
+/* The multi-buffer allocator alone: tensors named b* in buffer 1, others in buffer 0, no in-place
+ * reuse across buffers, an unused buffer never allocated, a placement out of range refused. */
+TEST(test_alloc_multi_places_each_tensor_in_its_buffer)
+{
+    inf_backend *backends[3] = {inf_backend_cpu_new(1), inf_backend_cpu_new(1),
+                                inf_backend_cpu_new(1)};
+    inf_graph_allocator *alloc = inf_graph_allocator_new_multi(backends, 3, place_by_name, NULL);
+    inf_context *ctx = inf_context_new(16 * inf_tensor_overhead() + inf_graph_overhead(16), true);
+    inf_tensor *x = inf_tensor_set_name(inf_tensor_new_1d(ctx, GGTK_TENSOR_F32, 64), "x");
+    inf_tensor_set_input(x);
+    inf_tensor *a = inf_tensor_set_name(inf_cont(ctx, x), "a");    /* buffer 0 */
+    inf_tensor *b = inf_tensor_set_name(inf_scale(ctx, a, 2), "b"); /* 1: not in place over a */
+    inf_tensor *c = inf_tensor_set_name(inf_scale(ctx, b, 3), "c"); /* 0 */
+    inf_tensor_set_output(c);
+    inf_graph *graph = inf_graph_new(ctx, 16);
+    CHECK(alloc && graph && inf_graph_expand(graph, c, NULL) == GGTK_OK);
+    CHECK(inf_graph_allocator_alloc(alloc, graph, NULL) == GGTK_OK);
+    CHECK(x->buffer == inf_graph_allocator_buffer_at(alloc, 0) &&
+          b->buffer == inf_graph_allocator_buffer_at(alloc, 1) &&
+          c->buffer == inf_graph_allocator_buffer_at(alloc, 0));
+    CHECK(!inf_graph_allocator_buffer_at(alloc, 2) && !inf_graph_allocator_buffer_at(alloc, 3));
+    /* Buffer 0: x (pinned) and a, then c in a's freed block; buffer 1: b alone. */
+    CHECK_MSG(inf_graph_allocator_buffer_size(alloc, 0) == 512 &&
+                  inf_graph_allocator_buffer_size(alloc, 1) == 256 &&
+                  inf_graph_allocator_stats(alloc).buffer_size == 768,
+              "%zu + %zu", inf_graph_allocator_buffer_size(alloc, 0),
+              inf_graph_allocator_buffer_size(alloc, 1));
+    float in[64], out[64];
+    for (int i = 0; i < 64; i++)
+        in[i] = (float)i;
+    CHECK(inf_tensor_write(x, in, 0, sizeof in, NULL) == GGTK_OK &&
+          inf_backend_compute(backends[0], graph, NULL) == GGTK_OK &&
+          inf_tensor_read(c, out, 0, sizeof out, NULL) == GGTK_OK && out[5] == 30.0f);
+
+    ggtk_error err = {0};
+    inf_graph_allocator *again = inf_graph_allocator_new_multi(backends, 3, place_by_name, NULL);
+    inf_context *ctx2 = inf_context_new(16 * inf_tensor_overhead() + inf_graph_overhead(16), true);
+    inf_tensor *z = inf_tensor_set_name(inf_cont(ctx2, inf_tensor_new_1d(ctx2, GGTK_TENSOR_F32, 8)), "z");
+    inf_graph *graph2 = inf_graph_new(ctx2, 16);
+    CHECK(graph2 && inf_graph_expand(graph2, z, NULL) == GGTK_OK);
+    CHECK(inf_graph_allocator_reserve(again, graph2, &err) == GGTK_ERR_USAGE);
+    CHECK_MSG(strstr(err.message, "'z'") && strstr(err.message, "3 compute buffers"), "%s",
+              err.message);
+    CHECK(!inf_graph_allocator_new_multi(backends, 0, NULL, NULL));
+    inf_graph_allocator_free(again);
+    inf_graph_allocator_free(alloc);
+    inf_context_free(ctx);
+    inf_context_free(ctx2);
+    for (int i = 0; i < 3; i++)
+        inf_backend_free(backends[i]);
 }

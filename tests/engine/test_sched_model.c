@@ -142,6 +142,8 @@ static bool run_graph(const inf_model *model, const split_cache *cache, int n_to
             }
         }
     }
+    if (ok && sched && n_tokens <= 128)
+        inf_sched_print(sched, stdout);
     free(tokens);
     free(positions);
     inf_graph_allocator_free(alloc);

@@ -99,8 +99,9 @@ GGTK_API ggtk_status inf_sched_compute(inf_sched *sched, inf_graph *graph, ggtk_
 
 /* inf_sched_compute() calling `observer` after the nodes `filter` accepts (filter NULL: every
  * node; observer NULL: none), as inf_backend_compute_filtered() does: each split's backend calls
- * them with the caller's `graph` and the node's index in it. An observer returning false stops
- * the compute after that node (later splits do not run; GGTK_OK is returned). */
+ * them with the caller's `graph` and the node's index in it (a view into another backend's
+ * memory, which no backend needs to run, is not seen). An observer returning false stops the
+ * compute after that node (later splits do not run; GGTK_OK is returned). */
 GGTK_API ggtk_status inf_sched_compute_filtered(inf_sched *sched, inf_graph *graph,
                                                 inf_node_filter filter,
                                                 inf_node_observer observer, void *user,
@@ -140,7 +141,8 @@ GGTK_API ggtk_status inf_sched_get_split(const inf_sched *sched, int index, inf_
                                          ggtk_error *err);
 
 /* Print one line per split (backend, node range with first and last node names, copies) and one
- * per backend's compute buffer, for --verbose output. */
+ * per backend's compute buffer, for --verbose output. The last scheduled graph must still exist
+ * (its node names are read). */
 GGTK_API void inf_sched_print(const inf_sched *sched, FILE *out);
 
 /* Debugging: with `pattern` 0..255, compute fills with it every byte of the compute buffers the

@@ -201,8 +201,9 @@ void inf_sched_print(const inf_sched *sched, FILE *out)
         return;
     for (int s = 0; s < sched->splits.count; s++) {
         const sched_split *split = &sched->splits.items[s];
-        fprintf(out, "sched: split %d on %s: nodes %d..%d ('%s' .. '%s'), %d copies in (%zu bytes)\n",
-                s, inf_backend_name(sched->backends[split->backend]), split->first_node,
+        fprintf(out, "sched: split %d on backend %d (%s): nodes %d..%d ('%.40s' .. '%.40s'), %d "
+                "copies in (%zu bytes)\n", s, split->backend,
+                inf_backend_name(sched->backends[split->backend]), split->first_node,
                 split->first_node + split->n_nodes - 1,
                 inf_graph_node(sched->graph, split->first_node)->name,
                 inf_graph_node(sched->graph, split->first_node + split->n_nodes - 1)->name,

@@ -42,15 +42,11 @@ int sched_memory_backend(const inf_sched *sched, const inf_tensor *t)
     if (!owner->data)
         return UNASSIGNED;
     const inf_buffer *buffer = owner->buffer;
-    if (!buffer || buffer->host) {
-        for (int i = 0; buffer && i < sched->owners.count; i++)
-            if (sched->owners.items[i].buffer == buffer)
-                return sched->owners.items[i].backend;
-        return sched->n_backends - 1;
-    }
-    for (int i = 0; i < sched->owners.count; i++)
+    for (int i = 0; buffer && i < sched->owners.count; i++)
         if (sched->owners.items[i].buffer == buffer)
             return sched->owners.items[i].backend;
+    if (!buffer || buffer->host)
+        return sched->n_backends - 1;
     for (int b = 0; b < sched->n_backends; b++)
         if (strcmp(inf_backend_name(sched->backends[b]), buffer->ops->name) == 0)
             return b;

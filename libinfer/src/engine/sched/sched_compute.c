@@ -35,13 +35,15 @@ static bool watch_node(const inf_graph *split_graph, int index, void *user)
 {
     split_watch *w = user;
     const inf_tensor *node = inf_graph_node(split_graph, index);
+    const int caller_index = w->split->node_index[index];
     if (w->observer && (!w->filter || w->filter(node, w->user)) &&
-        !w->observer(w->graph, w->split->first_node + index, w->user)) {
+        !w->observer(w->graph, caller_index, w->user)) {
         w->stopped = true;
         return false;
     }
     if (w->sched->poison >= 0)
-        poison_after(w->sched, w->split->plan_first + w->split->n_copies + index);
+        poison_after(w->sched, w->split->plan_first + w->split->n_copies + caller_index -
+                                   w->split->first_node);
     return true;
 }
 

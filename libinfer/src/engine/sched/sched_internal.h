@@ -31,7 +31,9 @@ typedef struct sched_split {
     int n_transfers;          /* of those, owners whose bytes are copied */
     size_t copy_bytes;
     int plan_first;           /* position of its first copy in the planning graph's nodes */
-    inf_graph *graph;         /* its nodes alone, for its backend */
+    inf_graph *graph;         /* its nodes, for its backend, less the views into the memory of
+                                 other backends (no work, and a device backend refuses them) */
+    int *node_index;          /* [graph's nodes]: each one's index in the caller's graph */
 } sched_split;
 
 /* A buffer declared to be a backend's memory. */

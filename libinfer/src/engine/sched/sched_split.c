@@ -133,7 +133,8 @@ static size_t context_size(int n_leaves, int n_nodes, size_t *max_copies)
     *max_copies = 2 * INF_MAX_SRC * (size_t)n_nodes;
     return *max_copies * inf_tensor_overhead() +
            inf_graph_overhead((size_t)n_leaves + (size_t)n_nodes + *max_copies) +
-           (size_t)n_nodes * inf_graph_overhead(1) + inf_graph_overhead((size_t)n_nodes) + 4096;
+           (size_t)n_nodes * (inf_graph_overhead(1) + sizeof(int) + 16) +
+           inf_graph_overhead((size_t)n_nodes) + 4096;
 }
 
 /* The planning graph and the splits' own graphs. */
@@ -151,15 +152,21 @@ static bool build_graphs(inf_sched *sched, const inf_graph *graph, size_t max_co
         sched_split *split = &sched->splits.items[s];
         split->plan_first = inf_graph_n_nodes(sched->plan_graph);
         split->graph = inf_graph_new(sched->ctx, (size_t)split->n_nodes);
-        if (!split->graph)
+        split->node_index = inf_context_alloc(sched->ctx, (size_t)split->n_nodes * sizeof(int),
+                                              16, "split node indices");
+        if (!split->graph || !split->node_index)
             return false;
         for (int c = split->first_copy; c < split->first_copy + split->n_copies; c++)
             if (inf_graph_push(sched->plan_graph, sched->copies.items[c].copy) != GGTK_OK)
                 return false;
         for (int i = split->first_node; i < split->first_node + split->n_nodes; i++) {
             inf_tensor *node = inf_graph_node(graph, i);
-            if (inf_graph_push(sched->plan_graph, node) != GGTK_OK ||
-                inf_graph_push(split->graph, node) != GGTK_OK)
+            if (inf_graph_push(sched->plan_graph, node) != GGTK_OK)
+                return false;
+            if (node->op == INF_OP_VIEW && backend_of(sched, node) != split->backend)
+                continue; /* the allocator gives it its address; nothing runs it */
+            split->node_index[inf_graph_n_nodes(split->graph)] = i;
+            if (inf_graph_push(split->graph, node) != GGTK_OK)
                 return false;
         }
     }
