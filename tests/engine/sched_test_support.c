@@ -8,10 +8,32 @@
 #include "engine/backend/backend_internal.h"
 #include "infer_util.h"
 
+enum { PICKY_MAX_BUFFERS = 64 };
+
 typedef struct picky {
     inf_backend *inner;
     inf_op refused;
+    const inf_buffer *memory[PICKY_MAX_BUFFERS]; /* allocated or owned (freed ones stay listed) */
+    int n_memory;
 } picky;
+
+bool picky_backend_own(inf_backend *backend, const inf_buffer *buffer)
+{
+    picky *p = backend->impl;
+    if (p->n_memory == PICKY_MAX_BUFFERS)
+        return false;
+    p->memory[p->n_memory++] = buffer;
+    return true;
+}
+
+static bool is_own(const picky *p, const inf_tensor *t)
+{
+    const inf_buffer *buffer = t->view_src ? t->view_src->buffer : t->buffer;
+    for (int i = 0; i < p->n_memory; i++)
+        if (p->memory[i] == buffer)
+            return true;
+    return false;
+}
 
 static void picky_release(inf_backend *backend)
 {
@@ -22,7 +44,12 @@ static void picky_release(inf_backend *backend)
 static inf_buffer *picky_alloc_buffer(inf_backend *backend, size_t size)
 {
     picky *p = backend->impl;
-    return inf_backend_alloc_buffer(p->inner, size);
+    inf_buffer *buffer = inf_backend_alloc_buffer(p->inner, size);
+    if (buffer && !picky_backend_own(backend, buffer)) {
+        inf_buffer_free(buffer);
+        return NULL;
+    }
+    return buffer;
 }
 
 static bool picky_supports(const inf_backend *backend, const inf_tensor *node)
@@ -36,6 +63,16 @@ static ggtk_status picky_compute(inf_backend *backend, const inf_graph *graph,
                                  ggtk_error *err)
 {
     picky *p = backend->impl;
+    for (int i = 0; i < inf_graph_n_nodes(graph); i++) {
+        const inf_tensor *node = inf_graph_node(graph, i);
+        for (int s = -1; s < INF_MAX_SRC; s++) {
+            const inf_tensor *t = s < 0 ? node : node->src[s];
+            if (t && !is_own(p, t))
+                return ggtk_error_set(err, GGTK_ERR_USAGE, GGTK_NO_OFFSET,
+                                      "picky: node %d '%s' reads '%s' outside its memory", i,
+                                      node->name, t->name);
+        }
+    }
     return inf_backend_compute_filtered(p->inner, graph, filter, observer, user, err);
 }
 
@@ -57,7 +94,7 @@ inf_backend *picky_backend_new(inf_backend *inner, inf_op refused)
         free(p);
         return NULL;
     }
-    *p = (picky){inner, refused};
+    *p = (picky){.inner = inner, .refused = refused};
     *backend = (inf_backend){&picky_ops, p};
     return backend;
 }

@@ -9,8 +9,14 @@
 #include <ggtk/inf_tensor.h>
 
 /* A backend computing like `inner` (which must outlive it) but refusing every node of op
- * `refused`; named "picky". Free with inf_backend_free() (inner is not freed). */
+ * `refused` (INF_OP_COUNT: none); named "picky". Like a device backend it computes only on its
+ * own memory: a graph with a node or source outside the buffers it allocated and those given to
+ * picky_backend_own() fails with GGTK_ERR_USAGE naming the tensor. Free with inf_backend_free()
+ * (inner is not freed). */
 inf_backend *picky_backend_new(inf_backend *inner, inf_op refused);
+
+/* Count `buffer` (weights, a cache) as the picky backend's memory. False when out of room. */
+bool picky_backend_own(inf_backend *backend, const inf_buffer *buffer);
 
 enum { MLP_LAYERS = 2, MLP_EMBD = 32, MLP_FF = 48, MLP_VOCAB = 40, MLP_TOKENS = 8 };
 

@@ -61,7 +61,10 @@ TEST(test_sched_two_backends_match_one_bit_for_bit_with_the_predicted_splits)
     mlp_weights w;
     float want[LOGITS], got[LOGITS];
     CHECK(mlp_weights_new(&w, 7) && reference_logits(&w, want));
-    inf_backend *backends[2] = {inf_backend_cpu_new(1), inf_backend_cpu_new(1)};
+    /* Backend 0 computes only on its own memory, as a device backend does. */
+    inf_backend *cpu0 = inf_backend_cpu_new(1);
+    inf_backend *backends[2] = {picky_backend_new(cpu0, INF_OP_COUNT), inf_backend_cpu_new(1)};
+    CHECK(picky_backend_own(backends[0], w.buffers[1]));
     ggtk_error err = {0};
     inf_sched *sched = inf_sched_new(backends, 2, &err);
     CHECK_MSG(sched, "%s", err.message);
@@ -102,6 +105,7 @@ TEST(test_sched_two_backends_match_one_bit_for_bit_with_the_predicted_splits)
     inf_context_free(g.ctx);
     inf_backend_free(backends[0]);
     inf_backend_free(backends[1]);
+    inf_backend_free(cpu0);
     mlp_weights_free(&w);
 }
 
@@ -113,7 +117,8 @@ TEST(test_sched_refused_op_falls_back_to_the_next_backend)
     inf_backend *cpu0 = inf_backend_cpu_new(1);
     inf_backend *backends[2] = {picky_backend_new(cpu0, INF_OP_SOFT_MAX), inf_backend_cpu_new(1)};
     inf_sched *sched = inf_sched_new(backends, 2, NULL);
-    CHECK(sched && inf_sched_set_buffer_backend(sched, w.buffers[1], 0, NULL) == GGTK_OK);
+    CHECK(sched && inf_sched_set_buffer_backend(sched, w.buffers[1], 0, NULL) == GGTK_OK &&
+          picky_backend_own(backends[0], w.buffers[1]));
     mlp_graph g;
     ggtk_error err = {0};
     CHECK(mlp_graph_build(&g, &w));

@@ -10,6 +10,7 @@
 #include <ggtk/inf_sched.h>
 
 #include "model/model_internal.h"
+#include "sched_test_support.h"
 #include "test.h"
 
 enum { N_CTX = 256, N_OFFLOADED = 10, N_OUT = 4 };
@@ -162,13 +163,16 @@ static void check_split_model(int n_tokens, int *n_splits)
     inf_model *model = inf_model_open(path, NULL, &err);
     CHECK_MSG(model, "%s", err.message);
     const int n_layer = (int)model->hparams.n_layer, first = n_layer - N_OFFLOADED;
-    inf_backend *backends[2] = {inf_backend_cpu_new(2), inf_backend_cpu_new(2)};
+    /* Backend 0 computes only on its own memory, as a GPU does. */
+    inf_backend *cpu0 = inf_backend_cpu_new(2);
+    inf_backend *backends[2] = {picky_backend_new(cpu0, INF_OP_COUNT), inf_backend_cpu_new(2)};
     inf_buffer *offloaded = move_layers(model, first, backends[0]);
     split_cache cache;
     CHECK(offloaded && split_cache_new(&cache, model, first, backends, n_tokens));
     const size_t n_logits = (size_t)N_OUT * model->hparams.n_vocab;
     float *want = malloc(n_logits * sizeof *want), *got = malloc(n_logits * sizeof *got);
     CHECK(want && got);
+    /* Both buffers of backend 0 are host memory: the CPU reference reads them too. */
     CHECK_MSG(run_graph(model, &cache, n_tokens, NULL, backends[1], want, &err), "%s", err.message);
 
     inf_sched *sched = inf_sched_new(backends, 2, &err);
@@ -190,6 +194,7 @@ static void check_split_model(int n_tokens, int *n_splits)
     inf_buffer_free(offloaded);
     inf_backend_free(backends[0]);
     inf_backend_free(backends[1]);
+    inf_backend_free(cpu0);
 }
 
 /* 64 tokens: attention needs no scratch, so the graph cuts in three: the first layers, the
