@@ -17,6 +17,7 @@
 
 /* Marks a function callable from kernels and from host code. */
 #if defined(__CUDACC__) || defined(INF_CUDA_EMULATION)
+#include "cuda_compat.cuh"
 #define INF_CUDA_HD __host__ __device__
 #else
 #define INF_CUDA_HD

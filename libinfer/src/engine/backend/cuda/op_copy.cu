@@ -6,8 +6,8 @@
  *
  * A block takes a slice of one source row; the destination element is found from the source's
  * coordinates when the shapes agree, else from the linear index. */
-#include "float_access.cuh"
 #include "op_common.cuh"
+#include "float_access.cuh"
 
 static __global__ void copy_kernel(cuda_view dst, cuda_view src, int dst_type, int src_type,
                                    bool raw, bool same_shape, unsigned blocks_per_row)

@@ -9,9 +9,9 @@
  * is read before the same element is written, so the result may share memory with a source. */
 #include <mutex>
 
+#include "op_common.cuh"
 #include "exp_math.cuh"
 #include "float_convert.cuh"
-#include "op_common.cuh"
 
 extern "C" {
 #include "engine/backend/cpu/cpu_gelu.h"

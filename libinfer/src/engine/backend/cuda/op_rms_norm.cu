@@ -6,9 +6,9 @@
  *
  * One block per row; the source may have any strides (and broadcasts like the CPU's row_of()),
  * the result is contiguous and may be the source's memory. */
+#include "op_common.cuh"
 #include "block_reduce.cuh"
 #include "float_ops.cuh"
-#include "op_common.cuh"
 
 static __global__ void rms_norm_kernel(cuda_view dst, cuda_view a, float eps)
 {

@@ -8,8 +8,8 @@
  * back after the kernel and fails the node with GGTK_ERR_INVALID, as the CPU fails it: the one
  * operation of this file that waits for the stream (a 4-byte copy after the kernel), the price of
  * never writing outside the cache and of reporting a bad index as the CPU does. */
-#include "float_access.cuh"
 #include "op_common.cuh"
+#include "float_access.cuh"
 
 /* What the kernel reports: how many rows had a bad index, and one such index. */
 typedef struct set_rows_report {

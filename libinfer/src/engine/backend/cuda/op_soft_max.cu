@@ -10,9 +10,9 @@
  * One block per row (up to 1024 threads, so a 262144-wide vocabulary row is one block of
  * strided, coalesced passes): logits and maximum, exponentials and sum, normalisation. Every
  * thread revisits only the elements it wrote, so the result may be the source's memory. */
+#include "op_common.cuh"
 #include "block_reduce.cuh"
 #include "exp_math.cuh"
-#include "op_common.cuh"
 
 typedef struct soft_max_params {
     float scale;
