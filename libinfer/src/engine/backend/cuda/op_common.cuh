@@ -31,13 +31,26 @@ static inline cuda_view cuda_view_of(const inf_tensor *t)
     return v;
 }
 
+/* The coordinates in dimensions 1..3 of row `row` of a tensor of sizes ne. In 32 bits, which a
+ * GPU divides several times faster than 64: launches keep the row count, and with it every
+ * ne[1..3], below 2^31 (cuda_grid_fits()). */
+static inline __device__ void cuda_row_coords(const int64_t ne[4], int64_t row, uint32_t i[3])
+{
+    const uint32_t r = (uint32_t)row, n1 = (uint32_t)ne[1], n2 = (uint32_t)ne[2];
+    i[0] = r % n1;
+    i[1] = r / n1 % n2;
+    i[2] = r / n1 / n2;
+}
+
 /* Start of row `row` (counted over dimensions 1..3 of ne) of `t`, whose index in each dimension
  * wraps at its own size: t broadcast over a tensor of sizes ne. */
 static inline __device__ char *cuda_row(const cuda_view *t, const int64_t ne[4], int64_t row)
 {
-    const int64_t i1 = row % ne[1], i2 = row / ne[1] % ne[2], i3 = row / (ne[1] * ne[2]);
-    return t->data + (i1 % t->ne[1]) * t->nb[1] + (i2 % t->ne[2]) * t->nb[2] +
-           (i3 % t->ne[3]) * t->nb[3];
+    uint32_t i[3];
+    cuda_row_coords(ne, row, i);
+    return t->data + (int64_t)(i[0] % (uint32_t)t->ne[1]) * t->nb[1] +
+           (int64_t)(i[1] % (uint32_t)t->ne[2]) * t->nb[2] +
+           (int64_t)(i[2] % (uint32_t)t->ne[3]) * t->nb[3];
 }
 
 /* Bytes of one element of the plain types the kernels read and write; 0 for any other type. */

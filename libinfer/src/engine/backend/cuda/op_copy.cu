@@ -13,15 +13,16 @@ static __global__ void copy_kernel(cuda_view dst, cuda_view src, int dst_type, i
                                    bool raw, bool same_shape, unsigned blocks_per_row)
 {
     const int64_t row = blockIdx.x / blocks_per_row, ne0 = src.ne[0];
-    const int64_t s1 = row % src.ne[1], s2 = row / src.ne[1] % src.ne[2];
-    const int64_t s3 = row / (src.ne[1] * src.ne[2]);
-    const char *from = src.data + s1 * src.nb[1] + s2 * src.nb[2] + s3 * src.nb[3];
+    const char *from = cuda_row(&src, src.ne, row);
+    uint32_t s[3];
+    cuda_row_coords(src.ne, row, s);
+    const char *to_row = dst.data + s[0] * dst.nb[1] + s[1] * dst.nb[2] + s[2] * dst.nb[3];
     const int64_t step = (int64_t)blocks_per_row * blockDim.x;
     for (int64_t i = (int64_t)(blockIdx.x % blocks_per_row) * blockDim.x + threadIdx.x; i < ne0;
          i += step) {
         char *to;
         if (same_shape) {
-            to = dst.data + i * dst.nb[0] + s1 * dst.nb[1] + s2 * dst.nb[2] + s3 * dst.nb[3];
+            to = (char *)to_row + i * dst.nb[0];
         } else {
             const int64_t k = row * ne0 + i, r = k / dst.ne[0];
             to = dst.data + (k % dst.ne[0]) * dst.nb[0] + (r % dst.ne[1]) * dst.nb[1] +

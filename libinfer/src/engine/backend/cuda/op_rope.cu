@@ -31,17 +31,18 @@ static __global__ void rope_kernel(cuda_view dst, cuda_view a, const char *posit
         table[2 * pair + 1] = cuda_mul(sinf(angle), mscale);
     }
     __syncthreads();
-    for (int64_t item = threadIdx.x; item < n_head * half; item += blockDim.x) {
-        const int64_t head = item / half, pair = item % half;
-        const int64_t i0 = neox ? pair : 2 * pair, i1 = neox ? pair + half : 2 * pair + 1;
+    /* items of a token in 32 bits (supports() keeps a token below 2^31 elements) */
+    for (uint32_t item = threadIdx.x; item < (uint32_t)(n_head * half); item += blockDim.x) {
+        const uint32_t head = item / (uint32_t)half, pair = item % (uint32_t)half;
+        const uint32_t i0 = neox ? pair : 2 * pair, i1 = neox ? pair + half : 2 * pair + 1;
         const char *x = a.data + head * a.nb[1] + token * a.nb[2];
         float *y = (float *)(dst.data + head * dst.nb[1] + token * dst.nb[2]);
         cuda_rope_rotate(*(const float *)(x + i0 * a.nb[0]), *(const float *)(x + i1 * a.nb[0]),
                          table[2 * pair], table[2 * pair + 1], &y[i0], &y[i1]);
     }
-    const int64_t rest = ne0 - m.n_dims;
-    for (int64_t item = threadIdx.x; item < n_head * rest; item += blockDim.x) {
-        const int64_t head = item / rest, i = m.n_dims + item % rest;
+    const uint32_t rest = (uint32_t)(ne0 - m.n_dims);
+    for (uint32_t item = threadIdx.x; item < (uint32_t)n_head * rest; item += blockDim.x) {
+        const uint32_t head = item / rest, i = (uint32_t)m.n_dims + item % rest;
         const char *x = a.data + head * a.nb[1] + token * a.nb[2];
         float *y = (float *)(dst.data + head * dst.nb[1] + token * dst.nb[2]);
         y[i] = *(const float *)(x + i * a.nb[0]);
@@ -58,7 +59,8 @@ bool cuda_rope_supports(const inf_tensor *node)
            pos->type == GGTK_TENSOR_I32 && cuda_aligned(pos) &&
            (!factors || (factors->type == GGTK_TENSOR_F32 && cuda_aligned(factors))) &&
            (mode == INF_ROPE_NORMAL || mode == INF_ROPE_NEOX) && n_dims > 0 &&
-           n_dims <= ROPE_MAX_DIMS && node->ne[3] == 1 && cuda_grid_fits(node->ne[2]);
+           n_dims <= ROPE_MAX_DIMS && node->ne[3] == 1 && cuda_grid_fits(node->ne[2]) &&
+           node->ne[0] * node->ne[1] <= INT32_MAX;
 }
 
 ggtk_status cuda_rope_compute(cuda_ctx *ctx, inf_tensor *node, ggtk_error *err)

@@ -21,9 +21,10 @@ static __global__ void set_rows_kernel(cuda_view dst, cuda_view rows, const char
                                        int64_t id_stride, int dst_type, unsigned blocks_per_row,
                                        set_rows_report *report)
 {
-    const int64_t row = blockIdx.x / blocks_per_row, n = rows.ne[1];
-    const int64_t i = row % n, i2 = row / n % rows.ne[2], i3 = row / (n * rows.ne[2]);
-    const int32_t id = *(const int32_t *)(ids + i * id_stride);
+    const int64_t row = blockIdx.x / blocks_per_row;
+    uint32_t c[3]; /* row c[0] of slice (c[1], c[2]) */
+    cuda_row_coords(rows.ne, row, c);
+    const int32_t id = *(const int32_t *)(ids + c[0] * id_stride);
     if (id < 0 || id >= dst.ne[1]) {
         if (threadIdx.x == 0 && blockIdx.x % blocks_per_row == 0) {
             atomicAdd(&report->bad_rows, 1);
@@ -31,8 +32,8 @@ static __global__ void set_rows_kernel(cuda_view dst, cuda_view rows, const char
         }
         return;
     }
-    const char *from = rows.data + i * rows.nb[1] + i2 * rows.nb[2] + i3 * rows.nb[3];
-    char *to = dst.data + id * dst.nb[1] + i2 * dst.nb[2] + i3 * dst.nb[3];
+    const char *from = cuda_row(&rows, rows.ne, row);
+    char *to = dst.data + id * dst.nb[1] + c[1] * dst.nb[2] + c[2] * dst.nb[3];
     const int64_t step = (int64_t)blocks_per_row * blockDim.x;
     for (int64_t k = (int64_t)(blockIdx.x % blocks_per_row) * blockDim.x + threadIdx.x;
          k < rows.ne[0]; k += step)

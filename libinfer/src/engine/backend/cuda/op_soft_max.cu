@@ -25,13 +25,14 @@ static __global__ void soft_max_kernel(cuda_view dst, cuda_view a, cuda_view mas
 {
     __shared__ float partial_max[CUDA_ROW_THREADS_MAX];
     __shared__ double partial_sum[CUDA_ROW_THREADS_MAX];
-    const int64_t n_kv = dst.ne[0], n_q = dst.ne[1], row = blockIdx.x;
-    const int64_t i1 = row % n_q, i2 = row / n_q % dst.ne[2], i3 = row / (n_q * dst.ne[2]);
+    const int64_t n_kv = dst.ne[0];
+    uint32_t i[3]; /* query i[0] of head (i[1], i[2]) */
+    cuda_row_coords(dst.ne, blockIdx.x, i);
     int64_t first, visible;
-    cuda_softmax_keys(p.causal, p.n_past, p.window, n_kv, i1, &first, &visible);
-    const char *x = a.data + first * a.nb[0] + i1 * a.nb[1] + i2 * a.nb[2] + i3 * a.nb[3];
-    const char *m = has_mask ? mask.data + first * mask.nb[0] + i1 * mask.nb[1] : NULL;
-    float *out = (float *)(dst.data + i1 * dst.nb[1] + i2 * dst.nb[2] + i3 * dst.nb[3]);
+    cuda_softmax_keys(p.causal, p.n_past, p.window, n_kv, i[0], &first, &visible);
+    const char *x = cuda_row(&a, dst.ne, blockIdx.x) + first * a.nb[0];
+    const char *m = has_mask ? mask.data + first * mask.nb[0] + i[0] * mask.nb[1] : NULL;
+    float *out = (float *)cuda_row(&dst, dst.ne, blockIdx.x);
     float *y = out + first;
 
     float largest = -INFINITY;
