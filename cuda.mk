@@ -47,6 +47,9 @@ ifeq ($(SAN),1)
 CUDA_EMU_FLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 endif
 endif
+ifneq ($(CUDA_OBJ),)
+INFER_LDLIBS += -Wl,--version-script=libinfer/src/engine/backend/cuda/cxx_exports.ver
+endif
 LIB_LDLIBS += $(CUDA_LDLIBS)
 LDLIBS_ALL += $(CUDA_LDLIBS)
 
