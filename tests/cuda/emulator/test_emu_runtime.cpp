@@ -72,8 +72,8 @@ TEST(test_emulator_out_of_memory_and_accounting)
     CHECK(strcmp(cudaGetErrorString(cudaErrorMemoryAllocation), "out of memory") == 0);
     CHECK(cudaMalloc(&c, 400000) == cudaSuccess);
     CHECK(cudaFree(a) == cudaSuccess);
-    CHECK(cudaMalloc(&b, 600000) == cudaSuccess);
     CHECK(cudaFree(a) == cudaErrorInvalidValue); /* twice */
+    CHECK(cudaMalloc(&b, 600000) == cudaSuccess);
     CHECK(cudaFree(nullptr) == cudaSuccess);
     CHECK(cudaFree(b) == cudaSuccess && cudaFree(c) == cudaSuccess);
     CHECK(cudaMemGetInfo(&free_bytes, &total) == cudaSuccess && free_bytes == total);

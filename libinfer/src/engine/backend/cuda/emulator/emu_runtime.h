@@ -239,6 +239,10 @@ cudaError_t set_error(cudaError_t error);
  * driver). */
 cudaError_t runtime_status();
 
+/* What a faulting address is, for the report of a kernel's bad access (not locked: only for a
+ * report before abort). */
+const char *describe_address(const void *ptr);
+
 /* Whether `stream` is the default stream or one created and not yet destroyed. */
 bool stream_valid(cudaStream_t stream);
 

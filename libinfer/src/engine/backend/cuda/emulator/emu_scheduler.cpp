@@ -9,16 +9,22 @@
  *
  * Misuse that would hang or corrupt a real block is reported (one line naming the kernel, then
  * abort): threads waiting at different __syncthreads, a thread leaving while others still have
- * to meet it at a barrier, and waits that can never complete. One launch runs at a time (a
- * mutex), which is also what makes `static` shared arrays private to the running block. */
+ * to meet it at a barrier, waits that can never complete, and memory faults during a launch
+ * (device allocations end at an inaccessible page; see emu_runtime.cpp). One launch runs at a
+ * time (a mutex), which is also what makes `static` shared arrays private to the running block.
+ *
+ * Threads start and are released in rank order, or in reverse with INF_CUDA_EMU_ORDER=reverse:
+ * a kernel whose result changes with the order has a race (a missing barrier). */
 #include "emu_fiber.h"
 #include "emu_launch.h"
 
+#include <csignal>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <unistd.h>
 #include <vector>
 
 uint3 threadIdx;
@@ -44,6 +50,7 @@ struct thread_slot {
     fiber_context ctx;
     uint3 idx;
     thread_state state;
+    char *stack; /* lowest usable byte; the guard page is below it */
 };
 
 struct warp_slot {
@@ -72,6 +79,7 @@ struct block_run {
     fiber_context scheduler;
     const launch_desc *launch;
     unsigned int fibers_built;
+    bool reverse; /* run and release threads in decreasing rank */
 };
 
 block_run run;
@@ -106,6 +114,18 @@ unsigned int queue_pop()
     run.queue_head = (run.queue_head + 1) % max_threads;
     run.queue_count--;
     return rank;
+}
+
+/* Makes threads [first, end) but `skip` runnable, in the launch's order. */
+void release(unsigned int first, unsigned int end, unsigned int skip)
+{
+    for (unsigned int i = first; i < end; i++) {
+        unsigned int r = run.reverse ? end - 1 - (i - first) : i;
+        if (r != skip) {
+            run.threads[r].state = RUNNABLE;
+            queue_push(r);
+        }
+    }
 }
 
 void set_current(unsigned int rank)
@@ -168,12 +188,60 @@ void fiber_main()
     }
 }
 
+/* A memory fault while a kernel runs: say which kernel, thread and address, then abort. Runs on
+ * an alternate stack so that a fiber's stack overflow can be reported too. */
+thread_local bool running_kernel;
+struct sigaction previous_segv, previous_bus;
+
+void on_fault(int sig, siginfo_t *info, void *context)
+{
+    (void)context;
+    if (!running_kernel) {
+        /* Not a kernel's: put the previous handler back and fault again into it. */
+        sigaction(sig, sig == SIGSEGV ? &previous_segv : &previous_bus, nullptr);
+        return;
+    }
+    char *addr = static_cast<char *>(info->si_addr);
+    char *stack = run.threads[run.current].stack;
+    size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    if (addr < stack && addr >= stack - page)
+        fail("stack overflow: a thread needs more than its %zu-byte fiber stack (set INF_CUDA_EMU_STACK)",
+             fiber_stack_size());
+    fail("illegal memory access at %p, %s", static_cast<void *>(addr), describe_address(addr));
+}
+
+/* Installs on_fault and an alternate signal stack for this OS thread (once each). */
+void watch_faults()
+{
+    static std::once_flag installed;
+    std::call_once(installed, [] {
+        struct sigaction action;
+        memset(&action, 0, sizeof action);
+        action.sa_sigaction = on_fault;
+        action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+        sigemptyset(&action.sa_mask);
+        sigaction(SIGSEGV, &action, &previous_segv);
+        sigaction(SIGBUS, &action, &previous_bus);
+    });
+    static thread_local bool have_altstack = false;
+    if (!have_altstack) {
+        static thread_local std::vector<char> altstack(64 * 1024);
+        stack_t ss;
+        memset(&ss, 0, sizeof ss);
+        ss.ss_sp = altstack.data();
+        ss.ss_size = altstack.size();
+        sigaltstack(&ss, nullptr);
+        have_altstack = true;
+    }
+}
+
 bool build_fibers(unsigned int n)
 {
     for (; run.fibers_built < n; run.fibers_built++) {
         void *stack = fiber_stack_alloc();
         if (!stack)
             return false;
+        run.threads[run.fibers_built].stack = static_cast<char *>(stack);
         context_init(&run.threads[run.fibers_built].ctx, stack, fiber_stack_size(), fiber_main);
     }
     return true;
@@ -186,17 +254,15 @@ void run_block()
     run.barrier_file = nullptr;
     run.queue_head = 0;
     run.queue_count = 0;
-    for (unsigned int r = 0; r < run.n_threads; r++) {
-        run.threads[r].state = RUNNABLE;
-        if (r > 0)
-            queue_push(r);
-    }
     for (unsigned int w = 0; w * 32 < run.n_threads; w++) {
         run.warps[w].arrived = 0;
         run.warps[w].exited = 0;
     }
-    set_current(0);
-    context_switch(&run.scheduler, &run.threads[0].ctx);
+    unsigned int first = run.reverse ? run.n_threads - 1 : 0;
+    release(0, run.n_threads, first);
+    run.threads[first].state = RUNNABLE;
+    set_current(first);
+    context_switch(&run.scheduler, &run.threads[first].ctx);
 }
 
 void setup_block_shape(dim3 block)
@@ -251,18 +317,13 @@ void syncthreads(const char *file, int line)
     if (run.barrier_arrived == 0) {
         run.barrier_file = file;
         run.barrier_line = line;
-    } else if (line != run.barrier_line || strcmp(file, run.barrier_file) != 0) {
+    } else if (line != run.barrier_line || (file != run.barrier_file && strcmp(file, run.barrier_file) != 0)) {
         fail("reached __syncthreads at %s:%d while others wait at %s:%d", file, line, run.barrier_file,
              run.barrier_line);
     }
     if (++run.barrier_arrived == run.n_threads) {
         run.barrier_arrived = 0;
-        for (unsigned int r = 0; r < run.n_threads; r++) {
-            if (r != run.current) {
-                run.threads[r].state = RUNNABLE;
-                queue_push(r);
-            }
-        }
+        release(0, run.n_threads, run.current);
         return;
     }
     self.state = AT_SYNCTHREADS;
@@ -281,12 +342,7 @@ const uint64_t *warp_exchange(uint64_t bits)
         warp.arrived = 0;
         warp.parity ^= 1;
         unsigned int first = rank & ~31u;
-        for (unsigned int r = first; r < first + warp.lanes; r++) {
-            if (r != rank) {
-                run.threads[r].state = RUNNABLE;
-                queue_push(r);
-            }
-        }
+        release(first, first + warp.lanes, rank);
         return slots;
     }
     run.threads[rank].state = AT_WARP;
@@ -311,7 +367,12 @@ void launch(const launch_desc &desc)
         dynamic_shared_buffer.resize(desc.shared_bytes + 16);
     uintptr_t base = reinterpret_cast<uintptr_t>(dynamic_shared_buffer.data());
     dynamic_shared = reinterpret_cast<unsigned char *>((base + 15) & ~static_cast<uintptr_t>(15));
+    memset(dynamic_shared, 0xff, desc.shared_bytes); /* NaN until written, as garbage would be */
+    const char *order = getenv("INF_CUDA_EMU_ORDER");
+    run.reverse = order && strcmp(order, "reverse") == 0;
+    watch_faults();
     run.launch = &desc;
+    running_kernel = true;
     blockDim = desc.block;
     gridDim = desc.grid;
     setup_block_shape(desc.block);
@@ -323,6 +384,7 @@ void launch(const launch_desc &desc)
             }
         }
     }
+    running_kernel = false;
     run.launch = nullptr;
 }
 
