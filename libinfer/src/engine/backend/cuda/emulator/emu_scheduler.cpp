@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <ucontext.h>
 #include <unistd.h>
 #include <vector>
 
@@ -164,6 +165,7 @@ void wait_here()
 /* A fiber's life: run the kernel as the thread it was given, park, repeat. */
 void fiber_main()
 {
+    fiber_entered();
     for (;;) {
         run.launch->entry(run.launch->params);
         unsigned int self = run.current;
@@ -193,9 +195,22 @@ void fiber_main()
 thread_local bool running_kernel;
 struct sigaction previous_segv, previous_bus;
 
+/* The stack pointer at the fault, or NULL where unknown. */
+char *stack_pointer(void *context)
+{
+    ucontext_t *uc = static_cast<ucontext_t *>(context);
+#if defined(__x86_64__)
+    return reinterpret_cast<char *>(uc->uc_mcontext.gregs[REG_RSP]);
+#elif defined(__aarch64__)
+    return reinterpret_cast<char *>(uc->uc_mcontext.sp);
+#else
+    (void)uc;
+    return nullptr;
+#endif
+}
+
 void on_fault(int sig, siginfo_t *info, void *context)
 {
-    (void)context;
     if (!running_kernel) {
         /* Not a kernel's: put the previous handler back and fault again into it. */
         sigaction(sig, sig == SIGSEGV ? &previous_segv : &previous_bus, nullptr);
@@ -203,8 +218,7 @@ void on_fault(int sig, siginfo_t *info, void *context)
     }
     char *addr = static_cast<char *>(info->si_addr);
     char *stack = run.threads[run.current].stack;
-    size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    if (addr < stack && addr >= stack - page)
+    if ((addr < stack && addr >= stack - fiber_stack_guard) || stack_pointer(context) < stack)
         fail("stack overflow: a thread needs more than its %zu-byte fiber stack (set INF_CUDA_EMU_STACK)",
              fiber_stack_size());
     fail("illegal memory access at %p, %s", static_cast<void *>(addr), describe_address(addr));
