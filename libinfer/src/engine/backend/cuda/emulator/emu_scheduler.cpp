@@ -73,6 +73,8 @@ struct block_run {
     unsigned int barrier_arrived;
     const char *barrier_file;
     int barrier_line;
+    unsigned int barrier_count[2]; /* __syncthreads_count's sums, by barrier_parity */
+    unsigned int barrier_parity;
     /* Run queue: a ring of thread ranks; each runnable, not running thread is in it once. */
     unsigned int queue[max_threads];
     unsigned int queue_head;
@@ -266,6 +268,8 @@ void run_block()
     run.exited = 0;
     run.barrier_arrived = 0;
     run.barrier_file = nullptr;
+    run.barrier_count[0] = run.barrier_count[1] = 0;
+    run.barrier_parity = 0;
     run.queue_head = 0;
     run.queue_count = 0;
     for (unsigned int w = 0; w * 32 < run.n_threads; w++) {
@@ -322,7 +326,7 @@ cudaError_t check_config(const launch_desc &d)
 
 } // namespace
 
-void syncthreads(const char *file, int line)
+int syncthreads_count(const char *file, int line, int predicate)
 {
     thread_slot &self = run.threads[run.current];
     if (run.exited > 0)
@@ -335,13 +339,25 @@ void syncthreads(const char *file, int line)
         fail("reached __syncthreads at %s:%d while others wait at %s:%d", file, line, run.barrier_file,
              run.barrier_line);
     }
+    /* The counts of two barriers in a row use alternate slots: a thread released from one reads
+     * its slot while the first threads already count the next barrier in the other. */
+    unsigned int parity = run.barrier_parity;
+    run.barrier_count[parity] += predicate != 0;
     if (++run.barrier_arrived == run.n_threads) {
         run.barrier_arrived = 0;
+        run.barrier_parity ^= 1;
+        run.barrier_count[parity ^ 1] = 0;
         release(0, run.n_threads, run.current);
-        return;
+        return static_cast<int>(run.barrier_count[parity]);
     }
     self.state = AT_SYNCTHREADS;
     wait_here();
+    return static_cast<int>(run.barrier_count[parity]);
+}
+
+void syncthreads(const char *file, int line)
+{
+    syncthreads_count(file, line, 0);
 }
 
 const uint64_t *warp_exchange(uint64_t bits)
