@@ -179,7 +179,9 @@ void fiber_main()
             fail("returned while %u thread(s) wait for it at __syncthreads (%s:%d)", run.barrier_arrived,
                  run.barrier_file, run.barrier_line);
         if (warp.arrived > 0)
-            fail("returned while %u lane(s) of its warp wait for it at a warp shuffle", warp.arrived);
+            fail("returned while %u lane(s) of its warp wait for it at a warp shuffle (shuffle masks are ignored: "
+                 "every lane of the warp must take part)",
+                 warp.arrived);
         if (run.queue_count == 0) {
             if (run.exited != run.n_threads)
                 fail_stuck();
@@ -365,7 +367,9 @@ const uint64_t *warp_exchange(uint64_t bits)
     unsigned int rank = run.current;
     warp_slot &warp = run.warps[rank / 32];
     if (warp.exited > 0)
-        fail("reached a warp shuffle after %u lane(s) of its warp returned", warp.exited);
+        fail("reached a warp shuffle after %u lane(s) of its warp returned (shuffle masks are ignored: every lane "
+             "of the warp must take part)",
+             warp.exited);
     uint64_t *slots = warp.slots[warp.parity];
     slots[rank % 32] = bits;
     if (++warp.arrived == warp.lanes) {
@@ -382,6 +386,8 @@ const uint64_t *warp_exchange(uint64_t bits)
 
 void launch(const launch_desc &desc)
 {
+    if (running_kernel)
+        fail("launches %s: a kernel cannot launch kernels on the emulator", desc.kernel_name);
     cudaError_t config = check_config(desc);
     if (config != cudaSuccess) {
         set_error(config);
