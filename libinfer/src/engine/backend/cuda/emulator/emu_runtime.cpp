@@ -153,12 +153,9 @@ bool copy_ok(void *dst, const void *src, size_t count, cudaMemcpyKind kind)
         return is_device(src, count) && !is_device(dst, 1);
     case cudaMemcpyDeviceToDevice:
         return is_device(dst, count) && is_device(src, count);
-    case cudaMemcpyDefault: {
-        /* Either side may be host memory, but a device pointer must hold the whole range. */
-        bool dst_dev = find_region(dst, 1) != regions.end() && find_region(dst, 1)->second.kind == DEVICE;
-        bool src_dev = find_region(src, 1) != regions.end() && find_region(src, 1)->second.kind == DEVICE;
-        return (!dst_dev || is_device(dst, count)) && (!src_dev || is_device(src, count));
-    }
+    case cudaMemcpyDefault:
+        /* Either side may be host memory, but a side starting in device memory must stay in it. */
+        return (!is_device(dst, 1) || is_device(dst, count)) && (!is_device(src, 1) || is_device(src, count));
     }
     return false;
 }

@@ -51,7 +51,7 @@ struct thread_slot {
     fiber_context ctx;
     uint3 idx;
     thread_state state;
-    char *stack; /* lowest usable byte; the guard page is below it */
+    char *stack; /* lowest usable byte of the fiber's stack; its guard is below */
 };
 
 struct warp_slot {
@@ -62,7 +62,7 @@ struct warp_slot {
     uint64_t slots[2][32];
 };
 
-/* The state of the block being run. Slots of fibers never created have ctx.sp == nullptr. */
+/* The state of the block being run. The fibers of slots [0, fibers_built) exist. */
 struct block_run {
     thread_slot threads[max_threads];
     warp_slot warps[max_warps];
