@@ -2,6 +2,7 @@
  * aborted, and launches a real runtime refuses set the error cudaGetLastError() returns. */
 #include "emu_test.h"
 
+#include <cstdlib>
 #include <string>
 
 namespace {
@@ -123,6 +124,83 @@ TEST(test_emulator_accepts_a_block_that_returns_entirely)
     bool aborted;
     std::string err = run_in_child(run_all_threads_return_early, &aborted);
     CHECK_MSG(!aborted && err == "finished\n", "stderr: %s", err.c_str());
+}
+
+/* Thread i writes x[i]: with more threads than elements it writes past the allocation. */
+__global__ void write_each(float *x)
+{
+    x[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f;
+}
+
+void run_out_of_bounds()
+{
+    float *d = nullptr;
+    cudaMalloc(reinterpret_cast<void **>(&d), 1000 * sizeof(float)); /* rounded to 1024 floats */
+    CUDA_LAUNCH(write_each, 5, 256, 0, 0, d);
+}
+
+void run_use_after_free()
+{
+    float *d = nullptr;
+    cudaMalloc(reinterpret_cast<void **>(&d), 1 << 20);
+    cudaFree(d);
+    CUDA_LAUNCH(write_each, 1, 32, 0, 0, d);
+}
+
+/* Needs 96 KiB of stack, more than the default fiber stack (64 KiB). */
+__global__ void deep_stack(float *x)
+{
+    volatile float local[24576];
+    for (int i = 0; i < 24576; i += 1024)
+        local[i] = static_cast<float>(i);
+    x[threadIdx.x] = local[threadIdx.x * 1024];
+}
+
+void run_deep_stack()
+{
+    float *d = nullptr;
+    cudaMalloc(reinterpret_cast<void **>(&d), 32 * sizeof(float));
+    CUDA_LAUNCH(deep_stack, 1, 32, 0, 0, d);
+}
+
+TEST(test_emulator_reports_out_of_bounds_and_freed_memory_in_kernels)
+{
+    bool aborted;
+    std::string err = run_in_child(run_out_of_bounds, &aborted);
+    CHECK_MSG(aborted && contains(err, "kernel write_each") && contains(err, "past the end of a device allocation"),
+              "stderr: %s", err.c_str());
+    CHECK_MSG(contains(err, "block (4,0,0), thread (0,0,0)"), "the first thread past 4096 bytes: %s", err.c_str());
+    err = run_in_child(run_use_after_free, &aborted);
+    CHECK_MSG(aborted && contains(err, "illegal memory access") && contains(err, "inside freed device memory"),
+              "stderr: %s", err.c_str());
+    err = run_in_child(run_deep_stack, &aborted);
+    CHECK_MSG(aborted && contains(err, "kernel deep_stack") && contains(err, "INF_CUDA_EMU_STACK"), "stderr: %s",
+              err.c_str());
+}
+
+/* A race: each thread reads its right neighbour's shared value without a barrier between the
+ * write and the read. */
+__global__ void neighbour_without_barrier(float *out)
+{
+    __shared__ float value[64];
+    value[threadIdx.x] = static_cast<float>(threadIdx.x);
+    out[threadIdx.x] = value[(threadIdx.x + 1) % 64];
+}
+
+TEST(test_emulator_reverse_order_exposes_a_missing_barrier)
+{
+    float *d = nullptr;
+    float forward[64], reverse[64];
+    CHECK(cudaMalloc(reinterpret_cast<void **>(&d), sizeof forward) == cudaSuccess);
+    CUDA_LAUNCH(neighbour_without_barrier, 1, 64, 0, 0, d);
+    cudaMemcpy(forward, d, sizeof forward, cudaMemcpyDeviceToHost);
+    setenv("INF_CUDA_EMU_ORDER", "reverse", 1);
+    CUDA_LAUNCH(neighbour_without_barrier, 1, 64, 0, 0, d);
+    cudaMemcpy(reverse, d, sizeof reverse, cudaMemcpyDeviceToHost);
+    /* Thread 0 reads value[1]: not yet written when threads start in rank order, written when
+     * they start in reverse. */
+    CHECK_MSG(reverse[0] == 1.0f, "reverse order: %g", reverse[0]);
+    CHECK_MSG(memcmp(forward, reverse, sizeof forward) != 0, "both orders agree: the race went unseen");
 }
 
 __global__ void noop(int *x)

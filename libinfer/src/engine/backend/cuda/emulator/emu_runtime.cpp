@@ -3,8 +3,11 @@
  * Device memory is aligned host memory kept in a table of live allocations, so that copies and
  * memsets can be checked against it (a range outside every allocation is cudaErrorInvalidValue,
  * which a real GPU would report later as an illegal address, or not at all), and so that the
- * emulated memory size bounds what cudaMalloc gives. All work is synchronous: streams and events
- * only have to be valid handles. */
+ * emulated memory size bounds what cudaMalloc gives. Each allocation is mapped on its own with
+ * an inaccessible page right after its (256-byte rounded) end, so that a kernel reading or
+ * writing past it faults at once (emu_scheduler.cpp reports the fault), and freed memory stays
+ * reserved but inaccessible for the next `quarantine_limit` frees, so that a use after free
+ * faults too. All work is synchronous: streams and events only have to be valid handles. */
 #include "emu_launch.h"
 #include "emu_runtime.h"
 
@@ -12,9 +15,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <set>
+#include <sys/mman.h>
+#include <unistd.h>
 
 struct CUstream_st {
     unsigned int flags;
@@ -36,6 +42,8 @@ struct region {
     size_t size;    /* as asked for: copies past it fail even inside the alignment padding */
     size_t charged; /* counted against the device memory */
     region_kind kind;
+    void *map;      /* DEVICE: the mapping holding it, guard page included */
+    size_t map_size;
 };
 
 std::mutex state_mutex;
@@ -47,6 +55,10 @@ thread_local cudaError_t last_error = cudaSuccess;
 thread_local int current_device = 0;
 
 constexpr size_t device_alignment = 256;
+constexpr size_t quarantine_limit = 1024;
+
+/* Mappings of freed device memory, oldest first: inaccessible, their pages given back. */
+std::deque<std::pair<void *, size_t>> quarantine;
 
 size_t env_size(const char *name, size_t fallback)
 {
@@ -141,12 +153,9 @@ bool copy_ok(void *dst, const void *src, size_t count, cudaMemcpyKind kind)
         return is_device(src, count) && !is_device(dst, 1);
     case cudaMemcpyDeviceToDevice:
         return is_device(dst, count) && is_device(src, count);
-    case cudaMemcpyDefault: {
-        /* Either side may be host memory, but a device pointer must hold the whole range. */
-        bool dst_dev = find_region(dst, 1) != regions.end() && find_region(dst, 1)->second.kind == DEVICE;
-        bool src_dev = find_region(src, 1) != regions.end() && find_region(src, 1)->second.kind == DEVICE;
-        return (!dst_dev || is_device(dst, count)) && (!src_dev || is_device(src, count));
-    }
+    case cudaMemcpyDefault:
+        /* Either side may be host memory, but a side starting in device memory must stay in it. */
+        return (!is_device(dst, 1) || is_device(dst, count)) && (!is_device(src, 1) || is_device(src, count));
     }
     return false;
 }
@@ -162,9 +171,22 @@ cudaError_t host_alloc(void **ptr, size_t size)
     if (!p)
         return cudaErrorMemoryAllocation;
     std::lock_guard<std::mutex> lock(state_mutex);
-    regions[reinterpret_cast<uintptr_t>(p)] = region{size, 0, PINNED};
+    regions[reinterpret_cast<uintptr_t>(p)] = region{size, 0, PINNED, nullptr, 0};
     *ptr = p;
     return cudaSuccess;
+}
+
+/* `rounded` bytes ending right before an inaccessible page; NULL when out of memory. */
+void *map_device(size_t rounded, void **map, size_t *map_size)
+{
+    size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    size_t body = (rounded + page - 1) / page * page;
+    *map_size = body + page;
+    *map = mmap(nullptr, *map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (*map == MAP_FAILED)
+        return nullptr;
+    mprotect(static_cast<char *>(*map) + body, page, PROT_NONE);
+    return static_cast<char *>(*map) + (body - rounded);
 }
 
 void fill_properties(cudaDeviceProp *p)
@@ -260,6 +282,37 @@ bool device_range_ok(const void *ptr, size_t size, bool host_ok)
     std::lock_guard<std::mutex> lock(state_mutex);
     auto it = find_region(ptr, size);
     return it != regions.end() && (host_ok || it->second.kind == DEVICE);
+}
+
+/* Makes a freed allocation's mapping inaccessible (releasing its pages) and unmaps the oldest
+ * one beyond the quarantine's size. Caller holds state_mutex. */
+static void retire_mapping(void *map, size_t size)
+{
+    mmap(map, size, PROT_NONE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    quarantine.emplace_back(map, size);
+    if (quarantine.size() > quarantine_limit) {
+        munmap(quarantine.front().first, quarantine.front().second);
+        quarantine.pop_front();
+    }
+}
+
+const char *describe_address(const void *ptr)
+{
+    uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
+    for (const auto &freed : quarantine) {
+        uintptr_t map = reinterpret_cast<uintptr_t>(freed.first);
+        if (a >= map && a < map + freed.second)
+            return "inside freed device memory";
+    }
+    for (const auto &entry : regions) {
+        const region &r = entry.second;
+        if (r.kind != DEVICE)
+            continue;
+        uintptr_t map = reinterpret_cast<uintptr_t>(r.map);
+        if (a >= map && a < map + r.map_size)
+            return "past the end of a device allocation";
+    }
+    return "outside every device allocation";
 }
 
 bool stream_valid(cudaStream_t stream)
@@ -449,7 +502,7 @@ cudaError_t cudaDeviceReset(void)
     std::lock_guard<std::mutex> lock(emu::state_mutex);
     for (auto it = emu::regions.begin(); it != emu::regions.end();) {
         if (it->second.kind == emu::DEVICE) {
-            free(reinterpret_cast<void *>(it->first));
+            emu::retire_mapping(it->second.map, it->second.map_size);
             it = emu::regions.erase(it);
         } else {
             ++it;
@@ -513,7 +566,9 @@ cudaError_t cudaMalloc(void **ptr, size_t size)
             return result(cudaErrorMemoryAllocation);
         emu::device_bytes_live += rounded;
     }
-    void *p = aligned_alloc(emu::device_alignment, rounded);
+    void *map;
+    size_t map_size;
+    void *p = emu::map_device(rounded, &map, &map_size);
     std::lock_guard<std::mutex> lock(emu::state_mutex);
     if (!p) {
         emu::device_bytes_live -= rounded;
@@ -522,7 +577,7 @@ cudaError_t cudaMalloc(void **ptr, size_t size)
     const char *fill = getenv("INF_CUDA_EMU_FILL");
     if (!fill || strcmp(fill, "0") != 0)
         memset(p, 0xff, rounded);
-    emu::regions[reinterpret_cast<uintptr_t>(p)] = emu::region{size, rounded, emu::DEVICE};
+    emu::regions[reinterpret_cast<uintptr_t>(p)] = emu::region{size, rounded, emu::DEVICE, map, map_size};
     *ptr = p;
     return cudaSuccess;
 }
@@ -539,8 +594,44 @@ cudaError_t cudaFree(void *ptr)
     if (it == emu::regions.end() || it->second.kind != emu::DEVICE)
         return result(cudaErrorInvalidValue);
     emu::device_bytes_live -= it->second.charged;
+    emu::retire_mapping(it->second.map, it->second.map_size);
     emu::regions.erase(it);
-    free(ptr);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMallocAsync(void **ptr, size_t size, cudaStream_t stream)
+{
+    if (!emu::stream_ok(stream))
+        return result(cudaErrorInvalidResourceHandle);
+    return cudaMalloc(ptr, size);
+}
+
+cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
+{
+    if (!emu::stream_ok(stream))
+        return result(cudaErrorInvalidResourceHandle);
+    return cudaFree(ptr);
+}
+
+cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *attributes, const void *ptr)
+{
+    cudaError_t init = emu::init_error();
+    if (init != cudaSuccess)
+        return result(init);
+    if (!attributes)
+        return result(cudaErrorInvalidValue);
+    std::lock_guard<std::mutex> lock(emu::state_mutex);
+    auto it = emu::find_region(ptr, 1);
+    attributes->device = emu::current_device;
+    attributes->type = cudaMemoryTypeUnregistered;
+    attributes->devicePointer = nullptr;
+    attributes->hostPointer = nullptr;
+    if (it != emu::regions.end()) {
+        bool device = it->second.kind == emu::DEVICE;
+        attributes->type = device ? cudaMemoryTypeDevice : cudaMemoryTypeHost;
+        attributes->devicePointer = const_cast<void *>(ptr);
+        attributes->hostPointer = device ? nullptr : const_cast<void *>(ptr);
+    }
     return cudaSuccess;
 }
 
@@ -586,7 +677,7 @@ cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
     uintptr_t start = reinterpret_cast<uintptr_t>(ptr);
     if (emu::overlaps_any(start, size))
         return result(cudaErrorHostMemoryAlreadyRegistered);
-    emu::regions[start] = emu::region{size, 0, emu::REGISTERED};
+    emu::regions[start] = emu::region{size, 0, emu::REGISTERED, nullptr, 0};
     return cudaSuccess;
 }
 
@@ -806,6 +897,32 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
         return result(cudaErrorInvalidResourceHandle);
     *ms = std::chrono::duration<float, std::milli>(end->when - start->when).count();
     return cudaSuccess;
+}
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, const void *func, int block_size,
+                                                          size_t dynamic_shared)
+{
+    cudaError_t init = emu::init_error();
+    if (init != cudaSuccess)
+        return result(init);
+    if (!blocks || !func || block_size <= 0)
+        return result(cudaErrorInvalidValue);
+    const cudaDeviceProp &prop = emu::device_properties();
+    int warps = (block_size + 31) / 32;
+    int n = prop.maxThreadsPerMultiProcessor / (warps * 32);
+    if (n > prop.maxBlocksPerMultiProcessor)
+        n = prop.maxBlocksPerMultiProcessor;
+    size_t per_block = dynamic_shared + prop.reservedSharedMemPerBlock;
+    if (static_cast<size_t>(n) * per_block > prop.sharedMemPerMultiprocessor)
+        n = static_cast<int>(prop.sharedMemPerMultiprocessor / per_block);
+    *blocks = n;
+    return cudaSuccess;
+}
+
+long long int clock64()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
 }
 
 cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int value)

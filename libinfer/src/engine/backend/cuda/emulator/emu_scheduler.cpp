@@ -9,16 +9,23 @@
  *
  * Misuse that would hang or corrupt a real block is reported (one line naming the kernel, then
  * abort): threads waiting at different __syncthreads, a thread leaving while others still have
- * to meet it at a barrier, and waits that can never complete. One launch runs at a time (a
- * mutex), which is also what makes `static` shared arrays private to the running block. */
+ * to meet it at a barrier, waits that can never complete, and memory faults during a launch
+ * (device allocations end at an inaccessible page; see emu_runtime.cpp). One launch runs at a
+ * time (a mutex), which is also what makes `static` shared arrays private to the running block.
+ *
+ * Threads start and are released in rank order, or in reverse with INF_CUDA_EMU_ORDER=reverse:
+ * a kernel whose result changes with the order has a race (a missing barrier). */
 #include "emu_fiber.h"
 #include "emu_launch.h"
 
+#include <csignal>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <ucontext.h>
+#include <unistd.h>
 #include <vector>
 
 uint3 threadIdx;
@@ -44,6 +51,7 @@ struct thread_slot {
     fiber_context ctx;
     uint3 idx;
     thread_state state;
+    char *stack; /* lowest usable byte of the fiber's stack; its guard is below */
 };
 
 struct warp_slot {
@@ -54,7 +62,7 @@ struct warp_slot {
     uint64_t slots[2][32];
 };
 
-/* The state of the block being run. Slots of fibers never created have ctx.sp == nullptr. */
+/* The state of the block being run. The fibers of slots [0, fibers_built) exist. */
 struct block_run {
     thread_slot threads[max_threads];
     warp_slot warps[max_warps];
@@ -65,6 +73,8 @@ struct block_run {
     unsigned int barrier_arrived;
     const char *barrier_file;
     int barrier_line;
+    unsigned int barrier_count[2]; /* __syncthreads_count's sums, by barrier_parity */
+    unsigned int barrier_parity;
     /* Run queue: a ring of thread ranks; each runnable, not running thread is in it once. */
     unsigned int queue[max_threads];
     unsigned int queue_head;
@@ -72,6 +82,7 @@ struct block_run {
     fiber_context scheduler;
     const launch_desc *launch;
     unsigned int fibers_built;
+    bool reverse; /* run and release threads in decreasing rank */
 };
 
 block_run run;
@@ -106,6 +117,18 @@ unsigned int queue_pop()
     run.queue_head = (run.queue_head + 1) % max_threads;
     run.queue_count--;
     return rank;
+}
+
+/* Makes threads [first, end) but `skip` runnable, in the launch's order. */
+void release(unsigned int first, unsigned int end, unsigned int skip)
+{
+    for (unsigned int i = first; i < end; i++) {
+        unsigned int r = run.reverse ? end - 1 - (i - first) : i;
+        if (r != skip) {
+            run.threads[r].state = RUNNABLE;
+            queue_push(r);
+        }
+    }
 }
 
 void set_current(unsigned int rank)
@@ -144,6 +167,7 @@ void wait_here()
 /* A fiber's life: run the kernel as the thread it was given, park, repeat. */
 void fiber_main()
 {
+    fiber_entered();
     for (;;) {
         run.launch->entry(run.launch->params);
         unsigned int self = run.current;
@@ -155,7 +179,9 @@ void fiber_main()
             fail("returned while %u thread(s) wait for it at __syncthreads (%s:%d)", run.barrier_arrived,
                  run.barrier_file, run.barrier_line);
         if (warp.arrived > 0)
-            fail("returned while %u lane(s) of its warp wait for it at a warp shuffle", warp.arrived);
+            fail("returned while %u lane(s) of its warp wait for it at a warp shuffle (shuffle masks are ignored: "
+                 "every lane of the warp must take part)",
+                 warp.arrived);
         if (run.queue_count == 0) {
             if (run.exited != run.n_threads)
                 fail_stuck();
@@ -168,12 +194,72 @@ void fiber_main()
     }
 }
 
+/* A memory fault while a kernel runs: say which kernel, thread and address, then abort. Runs on
+ * an alternate stack so that a fiber's stack overflow can be reported too. */
+thread_local bool running_kernel;
+struct sigaction previous_segv, previous_bus;
+
+/* The stack pointer at the fault, or NULL where unknown. */
+char *stack_pointer(void *context)
+{
+    ucontext_t *uc = static_cast<ucontext_t *>(context);
+#if defined(__x86_64__)
+    return reinterpret_cast<char *>(uc->uc_mcontext.gregs[REG_RSP]);
+#elif defined(__aarch64__)
+    return reinterpret_cast<char *>(uc->uc_mcontext.sp);
+#else
+    (void)uc;
+    return nullptr;
+#endif
+}
+
+void on_fault(int sig, siginfo_t *info, void *context)
+{
+    if (!running_kernel) {
+        /* Not a kernel's: put the previous handler back and fault again into it. */
+        sigaction(sig, sig == SIGSEGV ? &previous_segv : &previous_bus, nullptr);
+        return;
+    }
+    char *addr = static_cast<char *>(info->si_addr);
+    char *stack = run.threads[run.current].stack;
+    if ((addr < stack && addr >= stack - fiber_stack_guard) || stack_pointer(context) < stack)
+        fail("stack overflow: a thread needs more than its %zu-byte fiber stack (set INF_CUDA_EMU_STACK)",
+             fiber_stack_size());
+    fail("illegal memory access at %p, %s", static_cast<void *>(addr), describe_address(addr));
+}
+
+/* Installs on_fault and an alternate signal stack for this OS thread (once each). */
+void watch_faults()
+{
+    static std::once_flag installed;
+    std::call_once(installed, [] {
+        struct sigaction action;
+        memset(&action, 0, sizeof action);
+        action.sa_sigaction = on_fault;
+        action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+        sigemptyset(&action.sa_mask);
+        sigaction(SIGSEGV, &action, &previous_segv);
+        sigaction(SIGBUS, &action, &previous_bus);
+    });
+    static thread_local bool have_altstack = false;
+    if (!have_altstack) {
+        static thread_local std::vector<char> altstack(64 * 1024);
+        stack_t ss;
+        memset(&ss, 0, sizeof ss);
+        ss.ss_sp = altstack.data();
+        ss.ss_size = altstack.size();
+        sigaltstack(&ss, nullptr);
+        have_altstack = true;
+    }
+}
+
 bool build_fibers(unsigned int n)
 {
     for (; run.fibers_built < n; run.fibers_built++) {
         void *stack = fiber_stack_alloc();
         if (!stack)
             return false;
+        run.threads[run.fibers_built].stack = static_cast<char *>(stack);
         context_init(&run.threads[run.fibers_built].ctx, stack, fiber_stack_size(), fiber_main);
     }
     return true;
@@ -184,19 +270,19 @@ void run_block()
     run.exited = 0;
     run.barrier_arrived = 0;
     run.barrier_file = nullptr;
+    run.barrier_count[0] = run.barrier_count[1] = 0;
+    run.barrier_parity = 0;
     run.queue_head = 0;
     run.queue_count = 0;
-    for (unsigned int r = 0; r < run.n_threads; r++) {
-        run.threads[r].state = RUNNABLE;
-        if (r > 0)
-            queue_push(r);
-    }
     for (unsigned int w = 0; w * 32 < run.n_threads; w++) {
         run.warps[w].arrived = 0;
         run.warps[w].exited = 0;
     }
-    set_current(0);
-    context_switch(&run.scheduler, &run.threads[0].ctx);
+    unsigned int first = run.reverse ? run.n_threads - 1 : 0;
+    release(0, run.n_threads, first);
+    run.threads[first].state = RUNNABLE;
+    set_current(first);
+    context_switch(&run.scheduler, &run.threads[first].ctx);
 }
 
 void setup_block_shape(dim3 block)
@@ -242,7 +328,7 @@ cudaError_t check_config(const launch_desc &d)
 
 } // namespace
 
-void syncthreads(const char *file, int line)
+int syncthreads_count(const char *file, int line, int predicate)
 {
     thread_slot &self = run.threads[run.current];
     if (run.exited > 0)
@@ -251,22 +337,29 @@ void syncthreads(const char *file, int line)
     if (run.barrier_arrived == 0) {
         run.barrier_file = file;
         run.barrier_line = line;
-    } else if (line != run.barrier_line || strcmp(file, run.barrier_file) != 0) {
+    } else if (line != run.barrier_line || (file != run.barrier_file && strcmp(file, run.barrier_file) != 0)) {
         fail("reached __syncthreads at %s:%d while others wait at %s:%d", file, line, run.barrier_file,
              run.barrier_line);
     }
+    /* The counts of two barriers in a row use alternate slots: a thread released from one reads
+     * its slot while the first threads already count the next barrier in the other. */
+    unsigned int parity = run.barrier_parity;
+    run.barrier_count[parity] += predicate != 0;
     if (++run.barrier_arrived == run.n_threads) {
         run.barrier_arrived = 0;
-        for (unsigned int r = 0; r < run.n_threads; r++) {
-            if (r != run.current) {
-                run.threads[r].state = RUNNABLE;
-                queue_push(r);
-            }
-        }
-        return;
+        run.barrier_parity ^= 1;
+        run.barrier_count[parity ^ 1] = 0;
+        release(0, run.n_threads, run.current);
+        return static_cast<int>(run.barrier_count[parity]);
     }
     self.state = AT_SYNCTHREADS;
     wait_here();
+    return static_cast<int>(run.barrier_count[parity]);
+}
+
+void syncthreads(const char *file, int line)
+{
+    syncthreads_count(file, line, 0);
 }
 
 const uint64_t *warp_exchange(uint64_t bits)
@@ -274,19 +367,16 @@ const uint64_t *warp_exchange(uint64_t bits)
     unsigned int rank = run.current;
     warp_slot &warp = run.warps[rank / 32];
     if (warp.exited > 0)
-        fail("reached a warp shuffle after %u lane(s) of its warp returned", warp.exited);
+        fail("reached a warp shuffle after %u lane(s) of its warp returned (shuffle masks are ignored: every lane "
+             "of the warp must take part)",
+             warp.exited);
     uint64_t *slots = warp.slots[warp.parity];
     slots[rank % 32] = bits;
     if (++warp.arrived == warp.lanes) {
         warp.arrived = 0;
         warp.parity ^= 1;
         unsigned int first = rank & ~31u;
-        for (unsigned int r = first; r < first + warp.lanes; r++) {
-            if (r != rank) {
-                run.threads[r].state = RUNNABLE;
-                queue_push(r);
-            }
-        }
+        release(first, first + warp.lanes, rank);
         return slots;
     }
     run.threads[rank].state = AT_WARP;
@@ -296,6 +386,8 @@ const uint64_t *warp_exchange(uint64_t bits)
 
 void launch(const launch_desc &desc)
 {
+    if (running_kernel)
+        fail("launches %s: a kernel cannot launch kernels on the emulator", desc.kernel_name);
     cudaError_t config = check_config(desc);
     if (config != cudaSuccess) {
         set_error(config);
@@ -311,7 +403,12 @@ void launch(const launch_desc &desc)
         dynamic_shared_buffer.resize(desc.shared_bytes + 16);
     uintptr_t base = reinterpret_cast<uintptr_t>(dynamic_shared_buffer.data());
     dynamic_shared = reinterpret_cast<unsigned char *>((base + 15) & ~static_cast<uintptr_t>(15));
+    memset(dynamic_shared, 0xff, desc.shared_bytes); /* NaN until written, as garbage would be */
+    const char *order = getenv("INF_CUDA_EMU_ORDER");
+    run.reverse = order && strcmp(order, "reverse") == 0;
+    watch_faults();
     run.launch = &desc;
+    running_kernel = true;
     blockDim = desc.block;
     gridDim = desc.grid;
     setup_block_shape(desc.block);
@@ -323,6 +420,7 @@ void launch(const launch_desc &desc)
             }
         }
     }
+    running_kernel = false;
     run.launch = nullptr;
 }
 
