@@ -378,7 +378,8 @@ typedef struct copy_case {
     int64_t ne[4];
     enum layout layout;
     bool into_view; /* CPY into a strided window of a bigger tensor, else CONT (or CPY) */
-    bool reshape;   /* destination of another shape with the same element count */
+    int reshape;    /* a destination of 2 dimensions: 1 rows of ne0 * ne1 * ne2, or 2 rows of 4
+                     * (source rows then straddle destination rows) */
 } copy_case;
 
 static inf_tensor *build_copy(inf_context *ctx, void *user)
@@ -388,8 +389,10 @@ static inf_tensor *build_copy(inf_context *ctx, void *user)
     if (!c->into_view && !c->reshape && c->from == c->to)
         return inf_cont(ctx, src);
     const int64_t n = c->ne[0] * c->ne[1] * c->ne[2] * c->ne[3];
-    if (c->reshape) /* a flat destination: element k lands at k whatever the source's shape */
-        return inf_cpy(ctx, src, inf_tensor_new_2d(ctx, c->to, n / c->ne[3], c->ne[3]));
+    if (c->reshape) { /* element k lands at k whatever the two shapes */
+        const int64_t ne0 = c->reshape == 1 ? n / c->ne[3] : 4;
+        return inf_cpy(ctx, src, inf_tensor_new_2d(ctx, c->to, ne0, n / ne0));
+    }
     /* a cache of 2 * ne1 + 3 rows of width ne0 + 5; the copy fills ne1 rows from row 3 */
     inf_tensor *cache = inf_tensor_new_4d(ctx, c->to, c->ne[0] + 5, 2 * c->ne[1] + 3, c->ne[2],
                                           c->ne[3]);
@@ -435,18 +438,20 @@ TEST(test_cuda_cont_and_cpy_convert_and_place_like_the_cpu)
     cuda_test_backend();
     const ggtk_tensor_type f32 = GGTK_TENSOR_F32, f16 = GGTK_TENSOR_F16, bf16 = GGTK_TENSOR_BF16;
     copy_case cases[] = {
-        {"cont f32 permuted", f32, f32, {33, 5, 3, 2}, PERMUTED, false, false},
-        {"cont f16 transposed", f16, f16, {31, 4, 2, 1}, TRANSPOSED, false, false},
-        {"cont bf16 padded", bf16, bf16, {3, 7, 2, 1}, PADDED, false, false},
-        {"cpy f32 to f16 into a cache window", f32, f16, {64, 9, 3, 1}, CONTIGUOUS, true, false},
-        {"cpy f32 to bf16 into a cache window", f32, bf16, {33, 4, 2, 2}, PERMUTED, true, false},
-        {"cpy f32 to f32 into a cache window", f32, f32, {1, 3, 2, 1}, TRANSPOSED, true, false},
-        {"cpy f16 to f32 reshaped", f16, f32, {31, 3, 5, 2}, PERMUTED, false, true},
-        {"cpy bf16 to f32 reshaped", bf16, f32, {4097, 2, 1, 1}, CONTIGUOUS, false, true},
-        {"cpy f16 to bf16 into a cache window", f16, bf16, {17, 6, 1, 1}, PADDED, true, false},
-        {"cpy bf16 to f16 reshaped", bf16, f16, {5, 4, 3, 2}, TRANSPOSED, false, true},
-        {"cpy f16 to f16 into a cache window", f16, f16, {8, 3, 2, 1}, PERMUTED, true, false},
-        {"cpy f32 to f16 reshaped", f32, f16, {4097, 3, 1, 1}, PADDED, false, true},
+        {"cont f32 permuted", f32, f32, {33, 5, 3, 2}, PERMUTED, false, 0},
+        {"cont f16 transposed", f16, f16, {31, 4, 2, 1}, TRANSPOSED, false, 0},
+        {"cont bf16 padded", bf16, bf16, {3, 7, 2, 1}, PADDED, false, 0},
+        {"cpy f32 to f16 into a cache window", f32, f16, {64, 9, 3, 1}, CONTIGUOUS, true, 0},
+        {"cpy f32 to bf16 into a cache window", f32, bf16, {33, 4, 2, 2}, PERMUTED, true, 0},
+        {"cpy f32 to f32 into a cache window", f32, f32, {1, 3, 2, 1}, TRANSPOSED, true, 0},
+        {"cpy f16 to f32 reshaped", f16, f32, {31, 3, 5, 2}, PERMUTED, false, 1},
+        {"cpy bf16 to f32 reshaped", bf16, f32, {4097, 2, 1, 1}, CONTIGUOUS, false, 1},
+        {"cpy f32 to f32 across rows", f32, f32, {6, 5, 2, 1}, TRANSPOSED, false, 2},
+        {"cpy f32 to f16 across rows", f32, f16, {7, 3, 2, 2}, PERMUTED, false, 2},
+        {"cpy f16 to bf16 into a cache window", f16, bf16, {17, 6, 1, 1}, PADDED, true, 0},
+        {"cpy bf16 to f16 reshaped", bf16, f16, {5, 4, 3, 2}, TRANSPOSED, false, 1},
+        {"cpy f16 to f16 into a cache window", f16, f16, {8, 3, 2, 1}, PERMUTED, true, 0},
+        {"cpy f32 to f16 reshaped", f32, f16, {4097, 3, 1, 1}, PADDED, false, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cuda_op_case c = {cases[i].name, build_copy, fill_copy, &cases[i], 21, 0, 0};

@@ -4,27 +4,28 @@
  * the CPU's round-to-nearest-even conversions. Where the CPU copies bytes (same type, and same
  * shape with contiguous rows, or F32) the kernel copies bits too, so even NaN payloads agree.
  *
- * A block takes a slice of one source row; the destination element is found from the source's
- * coordinates when the shapes agree, else from the linear index. */
+ * A block takes a slice of one source row. When source rows lie within destination rows (the
+ * same shape; a KV-cache write of [head_dim, n_head, n] into [n_embd, n]) a thread finds where
+ * its row starts in the destination once; otherwise it maps every element's linear index. */
 #include "op_common.cuh"
 #include "float_access.cuh"
 
 static __global__ void copy_kernel(cuda_view dst, cuda_view src, int dst_type, int src_type,
-                                   bool raw, bool same_shape, unsigned blocks_per_row)
+                                   bool raw, bool rows_nest, unsigned blocks_per_row)
 {
-    const int64_t row = blockIdx.x / blocks_per_row, ne0 = src.ne[0];
+    const int64_t row = blockIdx.x / blocks_per_row, ne0 = src.ne[0], first = row * ne0;
     const char *from = cuda_row(&src, src.ne, row);
-    uint32_t s[3];
-    cuda_row_coords(src.ne, row, s);
-    const char *to_row = dst.data + s[0] * dst.nb[1] + s[1] * dst.nb[2] + s[2] * dst.nb[3];
+    char *to_row = NULL;
+    if (rows_nest)
+        to_row = cuda_row(&dst, dst.ne, first / dst.ne[0]) + first % dst.ne[0] * dst.nb[0];
     const int64_t step = (int64_t)blocks_per_row * blockDim.x;
     for (int64_t i = (int64_t)(blockIdx.x % blocks_per_row) * blockDim.x + threadIdx.x; i < ne0;
          i += step) {
         char *to;
-        if (same_shape) {
-            to = (char *)to_row + i * dst.nb[0];
+        if (rows_nest) {
+            to = to_row + i * dst.nb[0];
         } else {
-            const int64_t k = row * ne0 + i, r = k / dst.ne[0];
+            const int64_t k = first + i, r = k / dst.ne[0];
             to = dst.data + (k % dst.ne[0]) * dst.nb[0] + (r % dst.ne[1]) * dst.nb[1] +
                  (r / dst.ne[1] % dst.ne[2]) * dst.nb[2] + (r / (dst.ne[1] * dst.ne[2])) * dst.nb[3];
         }
@@ -65,9 +66,10 @@ ggtk_status cuda_copy_compute(cuda_ctx *ctx, inf_tensor *node, ggtk_error *err)
     const int64_t rows = cuda_rows(src);
     const unsigned threads = cuda_row_threads(src->ne[0], 256);
     const unsigned per_row = cuda_blocks_per_row(src->ne[0], threads, rows);
+    const bool rows_nest = node->ne[0] % src->ne[0] == 0;
     CUDA_LAUNCH(copy_kernel, (unsigned)rows * per_row, threads, 0, ctx->stream,
                 cuda_view_of(node), cuda_view_of(src), (int)node->type, (int)src->type, raw,
-                same_shape, per_row);
+                rows_nest, per_row);
     CUDA_TRY_LAUNCH(err);
     return GGTK_OK;
 }
