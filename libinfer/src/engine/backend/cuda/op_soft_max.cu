@@ -26,12 +26,12 @@ static __global__ void soft_max_kernel(cuda_view dst, cuda_view a, cuda_view mas
     __shared__ float partial_max[CUDA_ROW_THREADS_MAX];
     __shared__ double partial_sum[CUDA_ROW_THREADS_MAX];
     const int64_t n_kv = dst.ne[0];
-    uint32_t i[3]; /* query i[0] of head (i[1], i[2]) */
-    cuda_row_coords(dst.ne, blockIdx.x, i);
+    uint32_t q[3]; /* query q[0] of head (q[1], q[2]) */
+    cuda_row_coords(dst.ne, blockIdx.x, q);
     int64_t first, visible;
-    cuda_softmax_keys(p.causal, p.n_past, p.window, n_kv, i[0], &first, &visible);
+    cuda_softmax_keys(p.causal, p.n_past, p.window, n_kv, q[0], &first, &visible);
     const char *x = cuda_row(&a, dst.ne, blockIdx.x) + first * a.nb[0];
-    const char *m = has_mask ? mask.data + first * mask.nb[0] + i[0] * mask.nb[1] : NULL;
+    const char *m = has_mask ? mask.data + first * mask.nb[0] + q[0] * mask.nb[1] : NULL;
     float *out = (float *)cuda_row(&dst, dst.ne, blockIdx.x);
     float *y = out + first;
 
