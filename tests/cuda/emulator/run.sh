@@ -4,7 +4,8 @@
 #   tests/cuda/emulator/run.sh [substring...]   run the tests (all, or those whose name matches)
 #   tests/cuda/emulator/run.sh --bench          time launches of a block reduction instead
 # BUILD (default build) picks the output folder, CXX/CC the compilers; SAN=1 builds with
-# AddressSanitizer and UBSan (in BUILD/cuda-emulator-san).
+# AddressSanitizer and UBSan (in BUILD/cuda-emulator-san), UCONTEXT=1 with the portable context
+# switch instead of the assembly one (in BUILD/cuda-emulator-ucontext).
 set -eu
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 out="${BUILD:-$root/build}/cuda-emulator"
@@ -15,6 +16,10 @@ CXXFLAGS="-std=c++17 -O2 -g -Wall -Wextra -Werror -ffp-contract=off -fstack-clas
 if [ "${SAN:-0}" = 1 ]; then
     out="$out-san"
     CXXFLAGS="$CXXFLAGS -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+fi
+if [ "${UCONTEXT:-0}" = 1 ]; then
+    out="$out-ucontext"
+    CXXFLAGS="$CXXFLAGS -DINF_EMU_UCONTEXT"
 fi
 mkdir -p "$out"
 
