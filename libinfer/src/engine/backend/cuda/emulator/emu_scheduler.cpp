@@ -404,6 +404,10 @@ void launch(const launch_desc &desc)
     uintptr_t base = reinterpret_cast<uintptr_t>(dynamic_shared_buffer.data());
     dynamic_shared = reinterpret_cast<unsigned char *>((base + 15) & ~static_cast<uintptr_t>(15));
     memset(dynamic_shared, 0xff, desc.shared_bytes); /* NaN until written, as garbage would be */
+    if (getenv("INF_CUDA_EMU_TRACE"))
+        fprintf(stderr, "cuda emulator: launch %s grid (%u,%u,%u) block (%u,%u,%u) dynamic shared %zu\n",
+                desc.kernel_name, desc.grid.x, desc.grid.y, desc.grid.z, desc.block.x, desc.block.y, desc.block.z,
+                desc.shared_bytes);
     const char *order = getenv("INF_CUDA_EMU_ORDER");
     run.reverse = order && strcmp(order, "reverse") == 0;
     watch_faults();
