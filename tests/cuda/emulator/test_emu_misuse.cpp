@@ -77,6 +77,20 @@ void run_all_threads_return_early()
         fprintf(stderr, "finished\n");
 }
 
+__global__ void trap_on_bad_value(const int *x)
+{
+    if (x[threadIdx.x] < 0)
+        __trap();
+}
+
+void run_trap()
+{
+    int host[64];
+    for (int i = 0; i < 64; i++)
+        host[i] = i == 40 ? -1 : i;
+    CUDA_LAUNCH(trap_on_bad_value, 1, 64, 0, 0, device_copy(host, 64));
+}
+
 bool contains(const std::string &text, const char *part)
 {
     return text.find(part) != std::string::npos;
@@ -117,6 +131,16 @@ TEST(test_emulator_reports_lanes_missing_from_a_shuffle)
     CHECK_MSG(aborted, "not aborted; stderr: %s", err.c_str());
     CHECK_MSG(contains(err, "kernel early_return_before_shuffle") && contains(err, "warp shuffle"), "stderr: %s",
               err.c_str());
+}
+
+TEST(test_emulator_reports_trap_with_the_thread)
+{
+    unsetenv("INF_CUDA_EMU_ORDER");
+    bool aborted;
+    std::string err = run_in_child(run_trap, &aborted);
+    CHECK_MSG(aborted && contains(err, "kernel trap_on_bad_value") && contains(err, "thread (40,0,0)") &&
+                  contains(err, "__trap"),
+              "stderr: %s", err.c_str());
 }
 
 TEST(test_emulator_accepts_a_block_that_returns_entirely)

@@ -46,6 +46,7 @@ namespace {
 constexpr unsigned int max_threads = 1024;
 constexpr unsigned int max_warps = max_threads / 32;
 constexpr size_t default_dynamic_shared = 48 * 1024;
+constexpr size_t dynamic_shared_alignment = 128;
 static_assert(max_warps == 32, "warp and lane orders are both permutations of 32");
 
 enum thread_state { RUNNABLE, AT_SYNCTHREADS, AT_WARP, EXITED };
@@ -420,6 +421,11 @@ int syncthreads_count(const char *file, int line, int predicate)
     return static_cast<int>(run.barrier_count[parity]);
 }
 
+void trap()
+{
+    fail("called __trap()");
+}
+
 void syncthreads(const char *file, int line)
 {
     syncthreads_count(file, line, 0);
@@ -462,10 +468,11 @@ void launch(const launch_desc &desc)
         set_error(cudaErrorLaunchOutOfResources);
         return;
     }
-    if (dynamic_shared_buffer.size() < desc.shared_bytes + 16)
-        dynamic_shared_buffer.resize(desc.shared_bytes + 16);
+    if (dynamic_shared_buffer.size() < desc.shared_bytes + dynamic_shared_alignment)
+        dynamic_shared_buffer.resize(desc.shared_bytes + dynamic_shared_alignment);
     uintptr_t base = reinterpret_cast<uintptr_t>(dynamic_shared_buffer.data());
-    dynamic_shared = reinterpret_cast<unsigned char *>((base + 15) & ~static_cast<uintptr_t>(15));
+    dynamic_shared = reinterpret_cast<unsigned char *>((base + dynamic_shared_alignment - 1) &
+                                                       ~static_cast<uintptr_t>(dynamic_shared_alignment - 1));
     memset(dynamic_shared, 0xff, desc.shared_bytes); /* NaN until written, as garbage would be */
     if (getenv("INF_CUDA_EMU_TRACE"))
         fprintf(stderr, "cuda emulator: launch %s grid (%u,%u,%u) block (%u,%u,%u) dynamic shared %zu\n",
