@@ -193,6 +193,12 @@ cudaError_t set_error(cudaError_t error);
  * driver). */
 cudaError_t runtime_status();
 
+/* Devices the emulator can stand for at most; the calling thread's device (cudaSetDevice); the
+ * memory size of each device (INF_CUDA_EMU_MEMORY). */
+constexpr int max_devices = 16;
+int current_device();
+size_t device_memory_size();
+
 /* What a faulting address is, for the report of a kernel's bad access (not locked: only for a
  * report before abort). */
 const char *describe_address(const void *ptr);
