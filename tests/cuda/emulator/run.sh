@@ -3,8 +3,11 @@
 # host C++ compiler, as the backend is compiled for `make CUDA_EMU=1`, and runs them.
 #   tests/cuda/emulator/run.sh [substring...]   run the tests (all, or those whose name matches)
 #   tests/cuda/emulator/run.sh --bench          time launches of a block reduction instead
+#   tests/cuda/emulator/run.sh --nvcc           check that the test kernels compile with nvcc too
+#                                               (the emulated subset is the real one)
 # BUILD (default build) picks the output folder, CXX/CC the compilers; SAN=1 builds with
-# AddressSanitizer and UBSan (in BUILD/cuda-emulator-san).
+# AddressSanitizer and UBSan (in BUILD/cuda-emulator-san), UCONTEXT=1 with the portable context
+# switch instead of the assembly one (in BUILD/cuda-emulator-ucontext).
 set -eu
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 out="${BUILD:-$root/build}/cuda-emulator"
@@ -16,7 +19,22 @@ if [ "${SAN:-0}" = 1 ]; then
     out="$out-san"
     CXXFLAGS="$CXXFLAGS -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 fi
+if [ "${UCONTEXT:-0}" = 1 ]; then
+    out="$out-ucontext"
+    CXXFLAGS="$CXXFLAGS -DINF_EMU_UCONTEXT"
+fi
 mkdir -p "$out"
+
+if [ "${1:-}" = "--nvcc" ]; then
+    NVCC=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
+    for src in test_emu_kernels test_emu_misuse bench_emulator; do
+        "$NVCC" -x cu -std=c++17 -Werror all-warnings -gencode arch=compute_80,code=sm_80 \
+            -I"$root/libinfer/src/engine/backend/cuda" -I"$root/tests" \
+            -c "$root/tests/cuda/emulator/$src.cpp" -o "$out/$src.nvcc.o"
+        echo "nvcc: $src.cpp compiles"
+    done
+    exit 0
+fi
 
 # Compile each source when it (or any emulator header) is newer than its object.
 headers=$(ls "$root"/libinfer/src/engine/backend/cuda/emulator/*.h "$root"/libinfer/src/engine/backend/cuda/cuda_compat.cuh "$root"/tests/cuda/emulator/*.h 2>/dev/null)

@@ -10,7 +10,8 @@
  * is not read (it may hold NaNs); when alpha is 0, A and B are not read.
  *
  * Speed: op(A) is widened into panels of `panel_rows` rows stored k-major, so that the inner
- * loop adds a contiguous panel row times one B element into a small accumulator. */
+ * loop adds a contiguous panel row times one B element into a small accumulator, for four
+ * columns of B at once. */
 #include "emu_cublas.h"
 #include "emu_half.h"
 
@@ -27,6 +28,8 @@ struct cublasContext {
 namespace {
 
 constexpr int panel_rows = 64;
+constexpr int panel_cols = 4; /* columns of B (and C) computed together */
+static_assert(panel_cols == 4, "accumulate_panel unrolls four columns");
 
 /* How inputs are narrowed before the products. */
 enum input_rounding { ROUND_NONE, ROUND_HALF, ROUND_BF16, ROUND_TF32 };
@@ -103,12 +106,28 @@ size_t span(int rows, int cols, int ld)
     return static_cast<size_t>(ld) * (cols - 1) + rows;
 }
 
-bool in_device_memory(const char *call, const char *name, const void *p, size_t elements, cudaDataType type)
+/* The bytes one operand spans. */
+struct byte_range {
+    const char *start;
+    size_t size;
+};
+
+byte_range range_of(const void *p, int rows, int cols, int ld, cudaDataType type)
 {
-    if (elements == 0 || emu::device_range_ok(p, elements * type_size(type), true))
+    return byte_range{static_cast<const char *>(p), span(rows, cols, ld) * type_size(type)};
+}
+
+bool overlap(byte_range a, byte_range b)
+{
+    return a.size && b.size && a.start < b.start + b.size && b.start < a.start + a.size;
+}
+
+bool in_device_memory(const char *call, const char *name, byte_range r)
+{
+    if (r.size == 0 || emu::device_range_ok(r.start, r.size, true))
         return true;
-    fprintf(stderr, "cuda emulator: %s: %s [%p, +%zu bytes) is not inside device memory\n", call, name, p,
-            elements * type_size(type));
+    fprintf(stderr, "cuda emulator: %s: %s [%p, +%zu bytes) is not inside device memory\n", call, name,
+            static_cast<const void *>(r.start), r.size);
     return false;
 }
 
@@ -154,6 +173,32 @@ struct gemm_shape {
     input_rounding rounding;
 };
 
+/* acc[j][r] += sum over p of panel[p][r] * b[j][p], p in order, for `cols` columns of B at
+ * once (each panel row loaded serves them all). */
+void accumulate_panel(const float *panel, const float *b, int cols, int k, float (*acc)[panel_rows])
+{
+    if (cols == panel_cols) {
+        for (int p = 0; p < k; p++) {
+            const float *row = &panel[static_cast<size_t>(p) * panel_rows];
+            float b0 = b[p], b1 = b[k + p], b2 = b[2 * k + p], b3 = b[3 * k + p];
+            for (int r = 0; r < panel_rows; r++) {
+                acc[0][r] += row[r] * b0;
+                acc[1][r] += row[r] * b1;
+                acc[2][r] += row[r] * b2;
+                acc[3][r] += row[r] * b3;
+            }
+        }
+        return;
+    }
+    for (int j = 0; j < cols; j++)
+        for (int p = 0; p < k; p++) {
+            const float *row = &panel[static_cast<size_t>(p) * panel_rows];
+            float bv = b[static_cast<size_t>(j) * k + p];
+            for (int r = 0; r < panel_rows; r++)
+                acc[j][r] += row[r] * bv;
+        }
+}
+
 /* C = alpha op(A) op(B) + beta C for one product. `panel` and `bcol` are scratch. */
 void gemm_one(const gemm_shape &s, const operand &a, const operand &b, void *c, cudaDataType ctype, int ldc,
               std::vector<float> &panel, std::vector<float> &bcol)
@@ -178,21 +223,18 @@ void gemm_one(const gemm_shape &s, const operand &a, const operand &b, void *c, 
         for (int p = 0; p < s.k; p++)
             for (int r = 0; r < panel_rows; r++)
                 panel[static_cast<size_t>(p) * panel_rows + r] = r < rows ? element(a, i0 + r, p, s.rounding) : 0.0f;
-        for (int j = 0; j < s.n; j++) {
-            float acc[panel_rows] = {0};
-            const float *bj = &bcol[static_cast<size_t>(j) * s.k];
-            for (int p = 0; p < s.k; p++) {
-                const float *row = &panel[static_cast<size_t>(p) * panel_rows];
-                float bv = bj[p];
-                for (int r = 0; r < panel_rows; r++)
-                    acc[r] += row[r] * bv;
-            }
-            for (int r = 0; r < rows; r++) {
-                size_t ci = static_cast<size_t>(i0 + r) + static_cast<size_t>(j) * ldc;
-                float v = s.alpha * acc[r];
-                if (s.beta != 0.0f)
-                    v += s.beta * load(c, ctype, ci, ROUND_NONE);
-                store(c, ctype, ci, v);
+        for (int j0 = 0; j0 < s.n; j0 += panel_cols) {
+            int cols = s.n - j0 < panel_cols ? s.n - j0 : panel_cols;
+            float acc[panel_cols][panel_rows] = {};
+            accumulate_panel(panel.data(), &bcol[static_cast<size_t>(j0) * s.k], cols, s.k, acc);
+            for (int jj = 0; jj < cols; jj++) {
+                for (int r = 0; r < rows; r++) {
+                    size_t ci = static_cast<size_t>(i0 + r) + static_cast<size_t>(j0 + jj) * ldc;
+                    float v = s.alpha * acc[jj][r];
+                    if (s.beta != 0.0f)
+                        v += s.beta * load(c, ctype, ci, ROUND_NONE);
+                    store(c, ctype, ci, v);
+                }
             }
         }
     }
@@ -255,10 +297,18 @@ cublasStatus_t gemm(const char *call, cublasHandle_t handle, cublasOperation_t t
     s.rounding = rounding_for(compute, handle->math_mode, atype);
     bool reads_ab = s.alpha != 0.0f && k > 0;
     for (int i = 0; i < bt.count; i++) {
-        if ((reads_ab && (!in_device_memory(call, "A", bt.a_at(i, atype), span(a_rows, a_cols, lda), atype) ||
-                          !in_device_memory(call, "B", bt.b_at(i, btype), span(b_rows, b_cols, ldb), btype))) ||
-            !in_device_memory(call, "C", bt.c_at(i, ctype), span(m, n, ldc), ctype))
+        byte_range ra = range_of(bt.a_at(i, atype), a_rows, a_cols, lda, atype);
+        byte_range rb = range_of(bt.b_at(i, btype), b_rows, b_cols, ldb, btype);
+        byte_range rc = range_of(bt.c_at(i, ctype), m, n, ldc, ctype);
+        if ((reads_ab && (!in_device_memory(call, "A", ra) || !in_device_memory(call, "B", rb))) ||
+            !in_device_memory(call, "C", rc))
             return CUBLAS_STATUS_EXECUTION_FAILED;
+        /* cuBLAS leaves the result undefined when C shares memory with an input. */
+        if (reads_ab && (overlap(rc, ra) || overlap(rc, rb))) {
+            fprintf(stderr, "cuda emulator: %s: C overlaps %s in product %d of the batch\n", call,
+                    overlap(rc, ra) ? "A" : "B", i);
+            return CUBLAS_STATUS_EXECUTION_FAILED;
+        }
     }
     std::vector<float> panel, bcol;
     for (int i = 0; i < bt.count; i++) {

@@ -115,8 +115,11 @@ namespace emu {
 /* The running thread's rank in its block (x fastest) and the number of lanes its warp has. */
 extern unsigned int thread_rank;
 extern unsigned int warp_lanes;
-/* The launch's dynamic shared memory (16-byte aligned). */
+/* The launch's dynamic shared memory (128-byte aligned). */
 extern unsigned char *dynamic_shared;
+
+/* Reports the running kernel and thread, and aborts. */
+[[noreturn]] void trap();
 
 /* Block barrier: returns when every thread of the block has called it from the same place. */
 void syncthreads(const char *file, int line);
@@ -166,6 +169,11 @@ inline int lane_id()
     (emu::syncthreads_count(__FILE__, __LINE__, (predicate)) ==                                  \
      static_cast<int>(blockDim.x * blockDim.y * blockDim.z))
 #define __syncthreads_or(predicate) (emu::syncthreads_count(__FILE__, __LINE__, (predicate)) != 0)
+
+inline void __trap()
+{
+    emu::trap();
+}
 
 /* Memory fences order nothing here: one thread runs at a time and switches only at barriers. */
 inline void __threadfence() {}

@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#if defined(__x86_64__)
+#if defined(INF_EMU_ASM_SWITCH) && defined(__x86_64__)
 asm(R"(
     .text
     .p2align 4
@@ -36,7 +36,7 @@ inf_emu_context_switch:
     ret
     .size inf_emu_context_switch, .-inf_emu_context_switch
 )");
-#elif defined(__aarch64__)
+#elif defined(INF_EMU_ASM_SWITCH) && defined(__aarch64__)
 asm(R"(
     .text
     .p2align 4
@@ -98,7 +98,7 @@ void context_init(fiber_context *ctx, void *stack, size_t size, void (*entry)())
 #endif
     uintptr_t top = (reinterpret_cast<uintptr_t>(stack) + size) & ~static_cast<uintptr_t>(15);
     uintptr_t *sp = reinterpret_cast<uintptr_t *>(top);
-#if defined(__x86_64__)
+#if defined(INF_EMU_ASM_SWITCH) && defined(__x86_64__)
     /* As if `entry` had been called: its return address (none) at an address 8 mod 16, the
      * switch's `ret` target below it, then the six saved registers. */
     *--sp = 0;
@@ -106,7 +106,7 @@ void context_init(fiber_context *ctx, void *stack, size_t size, void (*entry)())
     for (int i = 0; i < 6; i++)
         *--sp = 0;
     ctx->sp = sp;
-#elif defined(__aarch64__)
+#elif defined(INF_EMU_ASM_SWITCH) && defined(__aarch64__)
     /* The 160-byte save area with x30 (the `ret` target) = entry and x29 (frame chain) = 0. */
     sp -= 20;
     for (int i = 0; i < 20; i++)

@@ -6,7 +6,8 @@
 
 #include <cstddef>
 
-#if defined(__x86_64__) || defined(__aarch64__)
+/* INF_EMU_UCONTEXT forces the portable switch (to test it where assembly exists). */
+#if (defined(__x86_64__) || defined(__aarch64__)) && !defined(INF_EMU_UCONTEXT)
 #define INF_EMU_ASM_SWITCH 1
 #else
 #include <ucontext.h>

@@ -63,6 +63,7 @@ void launch_kernel(const char *name, void (*kernel)(P...), dim3 grid, dim3 block
 #define CUDA_LAUNCH(kernel, grid, block, shared_bytes, stream, ...)                              \
     emu::launch_kernel(#kernel, kernel, (grid), (block), (shared_bytes), (stream), ##__VA_ARGS__)
 
+/* Inside a kernel (or a device function it calls) only: the pointer is read when the thread runs. */
 #define CUDA_DYNAMIC_SHARED(type, name) type *const name = reinterpret_cast<type *>(emu::dynamic_shared)
 
 #endif

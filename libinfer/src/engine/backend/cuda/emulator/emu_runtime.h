@@ -9,7 +9,7 @@
  *                         cudaErrorNoDevice
  *   INF_CUDA_EMU_FAIL     "driver": every call fails with cudaErrorInsufficientDriver, as with
  *                         a driver older than the runtime
- *   INF_CUDA_EMU_MEMORY   device memory in bytes, default 8 GiB
+ *   INF_CUDA_EMU_MEMORY   memory of each device in bytes, default 8 GiB
  *   INF_CUDA_EMU_CC       compute capability "major.minor", default "8.0"
  *   INF_CUDA_EMU_FILL     "0" leaves new device memory as malloc gives it; by default every byte
  *                         is 0xff (a float NaN) so that reads of unwritten memory show */
@@ -192,6 +192,12 @@ cudaError_t set_error(cudaError_t error);
 /* cudaSuccess when a device is usable, else the error every call returns (no device, old
  * driver). */
 cudaError_t runtime_status();
+
+/* Devices the emulator can stand for at most; the calling thread's device (cudaSetDevice); the
+ * memory size of each device (INF_CUDA_EMU_MEMORY). */
+constexpr int max_devices = 16;
+int current_device();
+size_t device_memory_size();
 
 /* What a faulting address is, for the report of a kernel's bad access (not locked: only for a
  * report before abort). */
