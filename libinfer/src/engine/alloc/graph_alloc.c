@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "graph_plan.h"
+#include "engine/backend/backend_internal.h"
 #include <ggtk/inf_alloc.h>
 #include "engine/tensor/tensor_internal.h"
 
@@ -85,11 +86,10 @@ static ggtk_status grow_buffers(inf_graph_allocator *alloc, ggtk_error *err)
         if ((have && have->size >= need) || (!have && need == 0 && alloc->layout.n_buffers > 1))
             continue;
         inf_buffer_free(have);
-        alloc->buffers[b] = inf_backend_alloc_buffer(alloc->backends[b], need);
+        ggtk_error reason;
+        alloc->buffers[b] = inf_backend_alloc_buffer_checked(alloc->backends[b], need, &reason);
         if (!alloc->buffers[b])
-            return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET,
-                                  "graph allocator: cannot allocate a %zu-byte %s compute buffer",
-                                  need, inf_backend_name(alloc->backends[b]));
+            return ggtk_error_set(err, reason.status, GGTK_NO_OFFSET, "%s", reason.message);
     }
     return GGTK_OK;
 }

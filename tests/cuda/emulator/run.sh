@@ -1,0 +1,69 @@
+#!/bin/sh
+# Compiles the CUDA emulator (libinfer/src/engine/backend/cuda/emulator) and its tests with the
+# host C++ compiler, as the backend is compiled for `make CUDA_EMU=1`, and runs them.
+#   tests/cuda/emulator/run.sh [substring...]   run the tests (all, or those whose name matches)
+#   tests/cuda/emulator/run.sh --bench          time launches of a block reduction instead
+#   tests/cuda/emulator/run.sh --nvcc           check that the test kernels compile with nvcc too
+#                                               (the emulated subset is the real one)
+# BUILD (default build) picks the output folder, CXX/CC the compilers; SAN=1 builds with
+# AddressSanitizer and UBSan (in BUILD/cuda-emulator-san), UCONTEXT=1 with the portable context
+# switch instead of the assembly one (in BUILD/cuda-emulator-ucontext).
+set -eu
+root=$(cd "$(dirname "$0")/../../.." && pwd)
+out="${BUILD:-$root/build}/cuda-emulator"
+CXX=${CXX:-g++}
+CC=${CC:-gcc}
+CXXFLAGS="-std=c++17 -O2 -g -Wall -Wextra -Werror -ffp-contract=off -fstack-clash-protection -fPIC -fvisibility=hidden -pthread
+          -DINF_CUDA_EMULATION -I$root/libinfer/src/engine/backend/cuda -I$root/tests"
+if [ "${SAN:-0}" = 1 ]; then
+    out="$out-san"
+    CXXFLAGS="$CXXFLAGS -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+fi
+if [ "${UCONTEXT:-0}" = 1 ]; then
+    out="$out-ucontext"
+    CXXFLAGS="$CXXFLAGS -DINF_EMU_UCONTEXT"
+fi
+mkdir -p "$out"
+
+if [ "${1:-}" = "--nvcc" ]; then
+    NVCC=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
+    for src in test_emu_kernels test_emu_misuse bench_emulator; do
+        "$NVCC" -x cu -std=c++17 -Werror all-warnings -gencode arch=compute_80,code=sm_80 \
+            -I"$root/libinfer/src/engine/backend/cuda" -I"$root/tests" \
+            -c "$root/tests/cuda/emulator/$src.cpp" -o "$out/$src.nvcc.o"
+        echo "nvcc: $src.cpp compiles"
+    done
+    exit 0
+fi
+
+# Compile each source when it (or any emulator header) is newer than its object.
+headers=$(ls "$root"/libinfer/src/engine/backend/cuda/emulator/*.h "$root"/libinfer/src/engine/backend/cuda/cuda_compat.cuh "$root"/tests/cuda/emulator/*.h 2>/dev/null)
+compile() { # source object compiler flags...
+    src=$1 obj=$2
+    shift 2
+    if [ ! -f "$obj" ] || [ -n "$(find "$src" $headers -newer "$obj" 2>/dev/null | head -n 1)" ]; then
+        "$@" -c "$src" -o "$obj"
+    fi
+}
+
+objs=""
+for src in "$root"/libinfer/src/engine/backend/cuda/emulator/*.cpp; do
+    obj="$out/$(basename "$src" .cpp).o"
+    compile "$src" "$obj" $CXX $CXXFLAGS
+    objs="$objs $obj"
+done
+compile "$root/tests/test_main.c" "$out/test_main.o" $CC -std=c11 -O2 -fPIC
+tests=""
+for src in "$root"/tests/cuda/emulator/test_*.cpp; do
+    obj="$out/$(basename "$src" .cpp).o"
+    compile "$src" "$obj" $CXX $CXXFLAGS
+    tests="$tests $obj"
+done
+$CXX $CXXFLAGS -o "$out/run_emulator_tests" $objs $tests "$out/test_main.o"
+compile "$root/tests/cuda/emulator/bench_emulator.cpp" "$out/bench_emulator.o" $CXX $CXXFLAGS
+$CXX $CXXFLAGS -o "$out/bench_emulator" $objs "$out/bench_emulator.o"
+
+if [ "${1:-}" = "--bench" ]; then
+    exec "$out/bench_emulator"
+fi
+exec "$out/run_emulator_tests" "$@"
