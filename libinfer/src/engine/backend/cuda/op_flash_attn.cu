@@ -15,6 +15,14 @@
 
 #include "cuda_ops.cuh"
 
+/* Loops over a warp's rows and a lane's head elements are unrolled so that the accumulators stay
+ * in registers (the emulator's compiler has no such pragma and needs none). */
+#ifdef INF_CUDA_EMULATION
+#define FA_UNROLL
+#else
+#define FA_UNROLL _Pragma("unroll")
+#endif
+
 enum {
     FA_WARPS = 4,
     FA_ROWS_PER_WARP = 2,
@@ -91,6 +99,45 @@ static __device__ void fa_load_tiles(const fa_args &a, int D, int hk, int b, int
     }
 }
 
+/* One query row (query index i, its vector q in shared memory) folds the key tile at j0 into
+ * its running max, sum and output (lane's elements c * 32 + lane): lane j scores key j0 + j. */
+template <int CHUNKS>
+static __device__ void fa_fold_tile(const fa_args &a, const float *q, const float *k_tile,
+                                    const float *v_tile, int i, int j0, int lane,
+                                    float (&out)[CHUNKS], float *max, float *sum)
+{
+    const int D = CHUNKS * 32, stride = D + 1;
+    int first, end;
+    fa_visible(a, i, &first, &end);
+    const int j = j0 + lane;
+    const bool seen = j >= first && j < end;
+    float s = 0.0f;
+    const float *k = k_tile + lane * stride;
+    for (int d = 0; d < D; d++)
+        s += q[d] * k[d];
+    if (a.softcap > 0.0f)
+        s = tanhf(s * (1.0f / a.softcap)) * a.softcap;
+    s = seen ? s * a.scale : -INFINITY;
+    const float tile_max = fa_warp_max(s);
+    if (tile_max == -INFINITY) /* no key of the tile seen */
+        return;
+    const float new_max = tile_max > *max ? tile_max : *max;
+    const float shrink = *max == -INFINITY ? 0.0f : expf(*max - new_max);
+    const float p = seen ? expf(s - new_max) : 0.0f;
+    *sum = *sum * shrink + fa_warp_sum(p);
+    *max = new_max;
+    FA_UNROLL
+    for (int c = 0; c < CHUNKS; c++)
+        out[c] *= shrink;
+    for (int jj = 0; jj < FA_KEYS; jj++) {
+        const float pj = __shfl_sync(0xffffffffu, p, jj);
+        const float *v = v_tile + jj * stride;
+        FA_UNROLL
+        for (int c = 0; c < CHUNKS; c++)
+            out[c] += pj * v[c * 32 + lane];
+    }
+}
+
 template <int CHUNKS>
 static __global__ void flash_attn_kernel(fa_args a)
 {
@@ -110,9 +157,11 @@ static __global__ void flash_attn_kernel(fa_args a)
                            : 0.0f;
     }
     float out[FA_ROWS_PER_WARP][CHUNKS], max[FA_ROWS_PER_WARP], sum[FA_ROWS_PER_WARP];
+    FA_UNROLL
     for (int r = 0; r < FA_ROWS_PER_WARP; r++) {
         max[r] = -INFINITY;
         sum[r] = 0.0f;
+        FA_UNROLL
         for (int c = 0; c < CHUNKS; c++)
             out[r][c] = 0.0f;
     }
@@ -124,46 +173,23 @@ static __global__ void flash_attn_kernel(fa_args a)
         __syncthreads(); /* the previous tile (and the query load) is done with */
         fa_load_tiles(a, D, hk, b, j0, hi, k_tile, v_tile);
         __syncthreads();
+        FA_UNROLL
         for (int r = 0; r < FA_ROWS_PER_WARP; r++) {
             const int row = warp * FA_ROWS_PER_WARP + r;
-            if (row >= nq) /* warp-uniform */
-                break;
-            int first, end;
-            fa_visible(a, i0 + row, &first, &end);
-            const int j = j0 + lane;
-            const bool seen = j >= first && j < end;
-            float s = 0.0f;
-            const float *q = q_tile + row * D, *k = k_tile + lane * stride;
-            for (int d = 0; d < D; d++)
-                s += q[d] * k[d];
-            if (a.softcap > 0.0f)
-                s = tanhf(s * (1.0f / a.softcap)) * a.softcap;
-            s = seen ? s * a.scale : -INFINITY;
-            const float tile_max = fa_warp_max(s);
-            if (tile_max == -INFINITY) /* warp-uniform: no key of the tile seen */
-                continue;
-            const float new_max = tile_max > max[r] ? tile_max : max[r];
-            const float shrink = max[r] == -INFINITY ? 0.0f : expf(max[r] - new_max);
-            const float p = seen ? expf(s - new_max) : 0.0f;
-            sum[r] = sum[r] * shrink + fa_warp_sum(p);
-            max[r] = new_max;
-            for (int c = 0; c < CHUNKS; c++)
-                out[r][c] *= shrink;
-            for (int jj = 0; jj < FA_KEYS; jj++) {
-                const float pj = __shfl_sync(0xffffffffu, p, jj);
-                const float *v = v_tile + jj * stride;
-                for (int c = 0; c < CHUNKS; c++)
-                    out[r][c] += pj * v[c * 32 + lane];
-            }
+            if (row < nq) /* warp-uniform, as every branch below */
+                fa_fold_tile<CHUNKS>(a, q_tile + row * D, k_tile, v_tile, i0 + row, j0, lane,
+                                     out[r], &max[r], &sum[r]);
         }
     }
+    FA_UNROLL
     for (int r = 0; r < FA_ROWS_PER_WARP; r++) {
         const int row = warp * FA_ROWS_PER_WARP + r;
         if (row >= nq)
-            break;
+            continue;
         /* dst is contiguous [D, n_head, n_q, B] */
         float *dst = a.dst + (((long long)b * a.n_q + i0 + row) * a.n_head + h) * D;
         const float norm = sum[r] > 0.0f ? 1.0f / sum[r] : 0.0f;
+        FA_UNROLL
         for (int c = 0; c < CHUNKS; c++)
             dst[c * 32 + lane] = out[r][c] * norm;
     }
