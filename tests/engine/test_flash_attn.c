@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ggtk/inf_simd.h>
+
 #include "infer_util.h"
 #include "test.h"
 
@@ -210,5 +212,30 @@ TEST(test_flash_attn_rejects_shapes_that_do_not_fit)
     CHECK(inf_flash_attn_causal(ctx2, q, k, v, 1.0f, 0.0f, 13, 0) == NULL);
     CHECK(inf_flash_attn(ctx2, q, k, v, 1.0f, -1.0f) == NULL);
     inf_context_free(ctx2);
+    inf_context_free(ctx);
+}
+
+TEST(test_flash_attn_gives_the_same_bits_at_every_simd_level)
+{
+    /* head 80: two vector blocks of the output and a tail */
+    const attn_case c = {.head = 80, .n_q = 21, .n_past = 70, .n_head = 4, .n_head_kv = 2,
+                         .window = 50, .kv_type = GGTK_TENSOR_F16, .causal = true, .scale = 0.3f,
+                         .softcap = 4.0f};
+    test_rng rng = {500};
+    inf_context *ctx = data_context(16);
+    attn_inputs in = make_inputs(ctx, &rng, &c);
+    inf_tensor *out[INF_SIMD_LEVEL_COUNT];
+    const inf_simd_level initial = inf_simd_active();
+    for (int level = INF_SIMD_SCALAR; level < INF_SIMD_LEVEL_COUNT; level++) {
+        out[level] = NULL;
+        if (inf_simd_force((inf_simd_level)level) != (inf_simd_level)level)
+            continue;
+        out[level] = fused(ctx, &c, &in);
+        CHECK(compute_graph(ctx, out[level], 2) == GGTK_OK);
+        CHECK_MSG(memcmp(out[level]->data, out[INF_SIMD_SCALAR]->data,
+                         inf_tensor_nbytes(out[level])) == 0,
+                  "%s differs from scalar", inf_simd_level_name((inf_simd_level)level));
+    }
+    inf_simd_force(initial);
     inf_context_free(ctx);
 }

@@ -4,68 +4,67 @@
  * online softmax), so the n_q x n_kv score matrix is never stored.
  *
  * Each score and output element is a plain left-to-right sum over the head (scores) or over the
- * keys (outputs), written so that the compiler vectorises across keys (scores) and across the head
- * (outputs): the bits do not depend on the vector width. The exponentials and the tile maxima are
- * the softmax kernels' (vec.h), so a row that fits in one tile gets the scores SOFT_MAX gets. */
+ * keys (outputs), vectorised across keys and across the head by the tile loops of every SIMD level
+ * (flash_attn_tile.h), which give the same bits. The exponentials and the tile maxima are the
+ * softmax kernels' (vec.h). */
 #include <math.h>
 
 #include <ggtk/inf_quant.h>
 
 #include "cpu_internal.h"
 #include "cpu_math.h"
+#include "flash_attn_tile.h"
 #include "vec.h"
 #include "engine/tensor/tensor_internal.h"
 
-/* Queries per work item and keys per tile: a K and a V tile of 64 keys of a 256-wide head take
- * 128 KiB together, which stays in L2 while the item's queries use them. */
-enum { FA_QUERIES = 16, FA_KEYS = 64 };
+/* Queries per work item, for each query head of a key/value head: the item converts each K and V
+ * tile once for all of them (a K and a V tile of FA_KEYS = 64 keys of a 256-wide head take
+ * 128 KiB together, which stays in L2 while they are used). */
+enum { FA_QUERIES = 16 };
 
 /* What every work item of one node shares. */
 typedef struct fa_node {
     const inf_tensor *q, *k, *v;
     inf_tensor *dst;
     int64_t head, n_q, n_kv, n_head, group; /* group: query heads per key/value head */
-    int64_t q_blocks;                       /* blocks of FA_QUERIES queries per head */
+    int64_t q_blocks;                       /* blocks of FA_QUERIES queries */
     float scale, softcap;
     bool causal;
     int64_t n_past, window;
 } fa_node;
 
-/* One thread's tiles, carved from the work buffer. */
+/* One thread's tiles, carved from the work buffer; an item's rows are its query heads' blocks of
+ * FA_QUERIES queries, one after the other. */
 typedef struct fa_scratch {
     float *k_tile;  /* [head][FA_KEYS]: keys transposed, so scores vectorise across keys */
     float *v_tile;  /* [FA_KEYS][head] */
     float *row;     /* one converted row of up to max(head, FA_KEYS) elements */
-    float *scores;  /* [FA_QUERIES][FA_KEYS] */
-    float *out;     /* [FA_QUERIES][head], unnormalised */
-    float *max;     /* [FA_QUERIES] running maxima */
-    float *sum;     /* [FA_QUERIES] running sums of e^(score - max) */
+    float *scores;  /* [2][FA_KEYS]: two rows are scored at a time */
+    float *out;     /* [rows][head], unnormalised */
+    float *max;     /* [rows] running maxima */
+    float *sum;     /* [rows] running sums of e^(score - max) */
 } fa_scratch;
 
-static size_t scratch_floats(int64_t head)
+/* Per-thread bytes for heads of `head` elements, `group` query heads per key/value head, rounded
+ * to a cache line so that threads never share one. */
+static size_t scratch_bytes(int64_t head, int64_t group)
 {
-    const int64_t row = head > FA_KEYS ? head : FA_KEYS;
-    return (size_t)(2 * head * FA_KEYS + row + FA_QUERIES * FA_KEYS + FA_QUERIES * head +
-                    2 * FA_QUERIES);
+    const int64_t row = head > FA_KEYS ? head : FA_KEYS, rows = group * FA_QUERIES;
+    const int64_t floats = 2 * head * FA_KEYS + row + 2 * FA_KEYS + rows * head + 2 * rows;
+    return ((size_t)floats * sizeof(float) + 63) / 64 * 64;
 }
 
-/* Per-thread bytes, rounded to a cache line so that threads never share one. */
-static size_t scratch_bytes(int64_t head)
-{
-    return (scratch_floats(head) * sizeof(float) + 63) / 64 * 64;
-}
-
-static fa_scratch scratch_at(char *base, int64_t head)
+static fa_scratch scratch_at(char *base, int64_t head, int64_t group)
 {
     fa_scratch s;
-    const int64_t row = head > FA_KEYS ? head : FA_KEYS;
+    const int64_t row = head > FA_KEYS ? head : FA_KEYS, rows = group * FA_QUERIES;
     s.k_tile = (float *)base;
     s.v_tile = s.k_tile + head * FA_KEYS;
     s.row = s.v_tile + head * FA_KEYS;
     s.scores = s.row + row;
-    s.out = s.scores + FA_QUERIES * FA_KEYS;
-    s.max = s.out + FA_QUERIES * head;
-    s.sum = s.max + FA_QUERIES;
+    s.out = s.scores + 2 * FA_KEYS;
+    s.max = s.out + rows * head;
+    s.sum = s.max + rows;
     return s;
 }
 
@@ -79,7 +78,8 @@ bool cpu_flash_attn_supports(const inf_tensor *node)
 
 size_t cpu_flash_attn_work_size(const inf_tensor *node, int n_threads)
 {
-    return (size_t)n_threads * scratch_bytes(node->src[0]->ne[0]);
+    const inf_tensor *q = node->src[0], *k = node->src[1];
+    return (size_t)n_threads * scratch_bytes(q->ne[0], q->ne[2] / k->ne[2]);
 }
 
 /* Keys [*first, *end) query row i sees. */
@@ -126,6 +126,8 @@ static void load_tiles(const fa_node *f, const fa_scratch *s, int64_t hk, int64_
         for (int64_t d = 0; d < head; d++)
             s->k_tile[d * FA_KEYS + j] = s->row[d];
     }
+    for (int64_t d = 0; nk < FA_KEYS && d < head; d++) /* scored but never used */
+        memset(s->k_tile + d * FA_KEYS + nk, 0, (size_t)(FA_KEYS - nk) * sizeof(float));
     const char *v0 = (const char *)v->data + j0 * v->nb[1] + hk * v->nb[2] + b * v->nb[3];
     if (v->nb[1] < v->nb[0]) { /* transposed: the keys of one head element are adjacent */
         for (int64_t d = 0; d < head; d++) {
@@ -139,23 +141,9 @@ static void load_tiles(const fa_node *f, const fa_scratch *s, int64_t hk, int64_
     }
 }
 
-/* scores[j] = dot(q, key j) for the nk keys at k_tile, summed over the head in order. */
-static void tile_scores(const float *restrict q, const float *restrict k_tile, int64_t head,
-                        int64_t nk, float *restrict scores)
-{
-    for (int64_t j = 0; j < nk; j++)
-        scores[j] = 0.0f;
-    for (int64_t d = 0; d < head; d++) {
-        const float qd = q[d];
-        const float *restrict kd = k_tile + d * FA_KEYS;
-        for (int64_t j = 0; j < nk; j++)
-            scores[j] += qd * kd[j];
-    }
-}
-
 /* Fold scores [a, b) of one query's tile into its running max, sum and output. */
-static void fold_tile(const fa_node *f, const cpu_vec_kernels *vec, float *scores, int64_t a,
-                      int64_t b, const float *restrict v_tile, float *restrict out,
+static void fold_tile(const fa_node *f, const cpu_vec_kernels *vec, const cpu_fa_kernels *fa,
+                      float *scores, int64_t a, int64_t b, const float *v_tile, float *out,
                       float *max, float *sum)
 {
     const int64_t n = b - a, head = f->head;
@@ -173,29 +161,26 @@ static void fold_tile(const fa_node *f, const cpu_vec_kernels *vec, float *score
     if (new_max != *max) {
         const float shrink = *max == -INFINITY ? 0.0f : cpu_expf(*max - new_max);
         *sum *= shrink;
+#pragma omp simd
         for (int64_t d = 0; d < head; d++)
             out[d] *= shrink;
         *max = new_max;
     }
     *sum += tile_sum;
-    for (int64_t j = 0; j < n; j++) {
-        const float p = x[j];
-        const float *restrict vj = v_tile + (a + j) * head;
-        for (int64_t d = 0; d < head; d++)
-            out[d] += p * vj[d];
-    }
+    fa->accumulate(x, n, v_tile + a * head, head, out);
 }
 
-/* Queries [i0, i0 + nq) of head h of sequence b. */
-static void attend_block(const fa_node *f, const fa_scratch *s, int64_t h, int64_t b, int64_t i0,
+/* Queries [i0, i0 + nq) of the query heads of key/value head hk of sequence b. */
+static void attend_block(const fa_node *f, const fa_scratch *s, int64_t hk, int64_t b, int64_t i0,
                          int64_t nq)
 {
     const cpu_vec_kernels *vec = cpu_vec_get();
-    const int64_t head = f->head, hk = h / f->group;
+    const cpu_fa_kernels *fa = cpu_fa_get();
+    const int64_t head = f->head, rows = f->group * nq;
     int64_t lo, hi, unused;
     visible_keys(f, i0, &lo, &unused);          /* first visible key grows with the row */
     visible_keys(f, i0 + nq - 1, &unused, &hi); /* and so does the last */
-    for (int64_t r = 0; r < nq; r++) {
+    for (int64_t r = 0; r < rows; r++) {
         s->max[r] = -INFINITY;
         s->sum[r] = 0.0f;
         memset(s->out + r * head, 0, (size_t)head * sizeof(float));
@@ -203,24 +188,35 @@ static void attend_block(const fa_node *f, const fa_scratch *s, int64_t h, int64
     for (int64_t j0 = lo; j0 < hi; j0 += FA_KEYS) {
         const int64_t nk = hi - j0 < FA_KEYS ? hi - j0 : FA_KEYS;
         load_tiles(f, s, hk, b, j0, nk);
-        for (int64_t r = 0; r < nq; r++) {
-            int64_t first, end;
-            visible_keys(f, i0 + r, &first, &end);
-            const int64_t a = first > j0 ? first - j0 : 0;
-            const int64_t e = end < j0 + nk ? end - j0 : nk;
-            if (a >= e)
+        /* rows two by two: a row that sees no key of the tile is scored but not folded */
+        for (int64_t r = 0; r < rows; r += 2) {
+            const int64_t pair = rows - r < 2 ? 1 : 2;
+            const float *q[2];
+            int64_t a[2], e[2];
+            for (int64_t t = 0; t < pair; t++) {
+                const int64_t h = hk * f->group + (r + t) / nq, i = i0 + (r + t) % nq;
+                int64_t first, end;
+                visible_keys(f, i, &first, &end);
+                a[t] = first > j0 ? first - j0 : 0;
+                e[t] = end < j0 + nk ? end - j0 : nk;
+                q[t] = (const float *)((const char *)f->q->data + i * f->q->nb[1] +
+                                       h * f->q->nb[2] + b * f->q->nb[3]);
+            }
+            if (a[0] >= e[0] && (pair == 1 || a[1] >= e[1]))
                 continue;
-            const float *q = (const float *)((const char *)f->q->data + (i0 + r) * f->q->nb[1] +
-                                             h * f->q->nb[2] + b * f->q->nb[3]);
-            float *scores = s->scores + r * FA_KEYS;
-            tile_scores(q, s->k_tile + a, head, e - a, scores + a);
-            fold_tile(f, vec, scores, a, e, s->v_tile, s->out + r * head, &s->max[r], &s->sum[r]);
+            fa->scores(q[0], q[pair - 1], s->k_tile, head, s->scores, s->scores + FA_KEYS);
+            for (int64_t t = 0; t < pair; t++) {
+                if (a[t] < e[t])
+                    fold_tile(f, vec, fa, s->scores + t * FA_KEYS, a[t], e[t], s->v_tile,
+                              s->out + (r + t) * head, &s->max[r + t], &s->sum[r + t]);
+            }
         }
     }
-    for (int64_t r = 0; r < nq; r++) {
-        float *dst = inf_tensor_element(f->dst, 0, h, i0 + r, b);
+    for (int64_t r = 0; r < rows; r++) {
+        float *dst = inf_tensor_element(f->dst, 0, hk * f->group + r / nq, i0 + r % nq, b);
         /* A query that saw no key (or only -inf scores) gets zeros, as SOFT_MAX gives it. */
         const float norm = s->sum[r] > 0.0f ? 1.0f / s->sum[r] : 0.0f;
+#pragma omp simd
         for (int64_t d = 0; d < head; d++)
             dst[d] = s->out[r * head + d] * norm;
     }
@@ -235,18 +231,19 @@ void cpu_flash_attn_compute(const cpu_params *p, inf_tensor *node)
                  .scale = inf_op_param_f32(node, 0), .softcap = inf_op_param_f32(node, 1),
                  .causal = node->op_params[2] != 0, .n_past = node->op_params[3],
                  .window = node->op_params[4]};
-    const fa_scratch s = scratch_at(p->work + (size_t)p->ith * scratch_bytes(f.head), f.head);
+    const fa_scratch s = scratch_at(p->work + (size_t)p->ith * scratch_bytes(f.head, f.group),
+                                    f.head, f.group);
     if (p->ith == 0)
         atomic_store(p->next_item, 0);
     cpu_barrier(p);
-    /* Items (sequence, head, query block), the query block fastest so that consecutive items of a
-     * thread read the same keys. Later blocks see more keys under the causal mask; handing items
-     * out on demand evens that out. */
-    const int64_t items = q->ne[3] * f.n_head * f.q_blocks;
+    /* Items (sequence, key/value head, query block), the query block fastest so that consecutive
+     * items of a thread read the same keys. Later blocks see more keys under the causal mask;
+     * handing items out on demand evens that out. */
+    const int64_t n_head_kv = f.n_head / f.group, items = q->ne[3] * n_head_kv * f.q_blocks;
     for (int64_t item = cpu_claim(p); item < items; item = cpu_claim(p)) {
-        const int64_t blk = item % f.q_blocks, h = item / f.q_blocks % f.n_head;
-        const int64_t b = item / (f.q_blocks * f.n_head);
+        const int64_t blk = item % f.q_blocks, hk = item / f.q_blocks % n_head_kv;
+        const int64_t b = item / (f.q_blocks * n_head_kv);
         const int64_t i0 = blk * FA_QUERIES;
-        attend_block(&f, &s, h, b, i0, f.n_q - i0 < FA_QUERIES ? f.n_q - i0 : FA_QUERIES);
+        attend_block(&f, &s, hk, b, i0, f.n_q - i0 < FA_QUERIES ? f.n_q - i0 : FA_QUERIES);
     }
 }
