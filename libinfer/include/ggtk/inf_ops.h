@@ -143,6 +143,28 @@ GGTK_API inf_tensor *inf_soft_max_causal_window(inf_context *ctx, inf_tensor *a,
  * view of a V cache is fine). */
 GGTK_API inf_tensor *inf_mul_mat(inf_context *ctx, inf_tensor *a, inf_tensor *b);
 
+/* Attention in one operation: for every query row i of every head h,
+ *   s[j] = dot(q[:, i, h], k[:, j, h / g]), then softcap * tanh(s[j] / softcap) when softcap > 0,
+ *   then s[j] * scale; out[:, h, i] = sum_j softmax(s)[j] * v[:, j, h / g]
+ * over the keys j the query may see (every key here; see inf_flash_attn_causal()), with
+ * g = n_head / n_head_kv (grouped-query attention). The same numbers as MUL_MAT, SOFTCAP,
+ * SOFT_MAX and MUL_MAT, within float rounding (the softmax is computed online, tile by tile).
+ * q is F32 [D, n_q, n_head, B]; k is F32 or F16 [D, n_kv, n_head_kv, B] with contiguous rows;
+ * v is F32 or F16 [D, n_kv, n_head_kv, B], either with contiguous rows or transposed (nb[1] one
+ * element: a view of a V cache stored [cells, n_embd_kv] through inf_transpose()); n_head a
+ * multiple of n_head_kv. The result is F32 [D, n_head, n_q, B], contiguous: reshaped to
+ * [D * n_head, n_q, B] it is the heads of each query side by side. A query that sees no key gets
+ * zeros. op_params: [0] scale, [1] softcap, [2] 1 when causal, [3] n_past, [4] window. */
+GGTK_API inf_tensor *inf_flash_attn(inf_context *ctx, inf_tensor *q, inf_tensor *k, inf_tensor *v,
+                                    float scale, float softcap);
+
+/* inf_flash_attn() with the causal mask of inf_soft_max_causal() and, when window > 0, the
+ * sliding window of inf_soft_max_causal_window(): query row i sees key rows
+ * max(0, n_past + i - window + 1) .. n_past + i. n_kv >= n_past + n_q; window >= 0. */
+GGTK_API inf_tensor *inf_flash_attn_causal(inf_context *ctx, inf_tensor *q, inf_tensor *k,
+                                           inf_tensor *v, float scale, float softcap,
+                                           int64_t n_past, int64_t window);
+
 #ifdef __cplusplus
 }
 #endif

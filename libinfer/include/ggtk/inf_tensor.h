@@ -73,6 +73,7 @@ typedef enum inf_op {
     INF_OP_ROPE,      /* rotary position embedding of src[0] at positions src[1] */
     INF_OP_SOFT_MAX,  /* softmax(src[0] * scale + mask) per row, mask src[1] or causal (windowed) */
     INF_OP_MUL_MAT,   /* src[1] rows times src[0] rows: dst[m, n] = dot(src0 row m, src1 row n) */
+    INF_OP_FLASH_ATTN, /* softmax(scale * Q K^T, softcapped, causal/windowed) V in one pass */
     INF_OP_COUNT
 } inf_op;
 

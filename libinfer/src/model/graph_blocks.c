@@ -103,12 +103,17 @@ static void store_kv(graph_builder *b, inf_tensor *k_cache, inf_tensor *v_cache,
         b->ok = false;
 }
 
-/* Attention of the query tokens [c0, c0 + nq) of q ([head, n_head, n_tokens]) over the cache
- * cells they may see: up to their own, and with a sliding window only the last opt->window
- * (grouped-query: head h reads key/value head h / (n_head / n_head_kv)). Scores are soft-capped
- * before the softmax when opt->softcap > 0. Returns [head, nq, n_head]. */
-static inf_tensor *attend(graph_builder *b, inf_tensor *k_cache, inf_tensor *v_cache,
-                          inf_tensor *q, int32_t c0, int32_t nq, const attn_options *opt)
+/* The sources of attention for the query tokens [c0, c0 + nq) of q ([head, n_head, n_tokens]):
+ * the queries [head, nq, n_head], the cached keys [head, n_kv, n_head_kv] and values (transposed,
+ * [n_kv, head, n_head_kv]) of the cells they may see - up to their own, and with a sliding window
+ * only the last opt->window - and the key index of query c0's own cell. */
+typedef struct attn_sources {
+    inf_tensor *q, *k, *vt;
+    int64_t n_past;
+} attn_sources;
+
+static attn_sources attn_sources_of(graph_builder *b, inf_tensor *k_cache, inf_tensor *v_cache,
+                                    inf_tensor *q, int32_t c0, int32_t nq, const attn_options *opt)
 {
     const inf_model_hparams *hp = b->hp;
     const int64_t head = hp->n_embd_head;
@@ -117,20 +122,46 @@ static inf_tensor *attend(graph_builder *b, inf_tensor *k_cache, inf_tensor *v_c
     const int64_t k0 = opt->window > 0 && q_cell >= opt->window ? q_cell - opt->window + 1 : 0;
     const int64_t n_kv = q_cell + nq - k0;
     const size_t k_head_bytes = inf_type_row_size(k_cache->type, head);
-    inf_tensor *k = inf_view_3d(b->ctx, k_cache, head, n_kv, hp->n_head_kv, k_cache->nb[1],
-                                k_head_bytes, (size_t)k0 * k_cache->nb[1]);
-    inf_tensor *v = inf_view_3d(b->ctx, v_cache, n_kv, head, hp->n_head_kv, v_cache->nb[1],
-                                (size_t)head * v_cache->nb[1], (size_t)k0 * v_cache->nb[0]);
+    attn_sources s;
+    s.k = inf_view_3d(b->ctx, k_cache, head, n_kv, hp->n_head_kv, k_cache->nb[1], k_head_bytes,
+                      (size_t)k0 * k_cache->nb[1]);
+    s.vt = inf_view_3d(b->ctx, v_cache, n_kv, head, hp->n_head_kv, v_cache->nb[1],
+                       (size_t)head * v_cache->nb[1], (size_t)k0 * v_cache->nb[0]);
     inf_tensor *q_block = inf_view_3d(b->ctx, q, head, hp->n_head, nq, q->nb[1], q->nb[2],
                                       (size_t)c0 * q->nb[2]);
-    inf_tensor *q_heads = inf_permute(b->ctx, q_block, 0, 2, 1, 3);   /* [head, nq, n_head] */
-    inf_tensor *kq = inf_mul_mat(b->ctx, k, q_heads);                  /* [n_kv, nq, n_head] */
+    s.q = inf_permute(b->ctx, q_block, 0, 2, 1, 3); /* [head, nq, n_head] */
+    s.n_past = q_cell - k0;
+    return s;
+}
+
+/* Attention of the query tokens [c0, c0 + nq) of q over the cache cells they may see
+ * (grouped-query: head h reads key/value head h / (n_head / n_head_kv)). Scores are soft-capped
+ * before the softmax when opt->softcap > 0. Returns [head, nq, n_head]. */
+static inf_tensor *attend(graph_builder *b, inf_tensor *k_cache, inf_tensor *v_cache,
+                          inf_tensor *q, int32_t c0, int32_t nq, const attn_options *opt)
+{
+    const attn_sources s = attn_sources_of(b, k_cache, v_cache, q, c0, nq, opt);
+    inf_tensor *kq = inf_mul_mat(b->ctx, s.k, s.q);                    /* [n_kv, nq, n_head] */
     if (opt->softcap > 0)
         kq = inf_softcap(b->ctx, kq, opt->softcap);
     kq = opt->window > 0
-             ? inf_soft_max_causal_window(b->ctx, kq, opt->kq_scale, q_cell - k0, opt->window)
-             : inf_soft_max_causal(b->ctx, kq, opt->kq_scale, q_cell - k0);
-    return inf_mul_mat(b->ctx, v, kq);                                 /* [head, nq, n_head] */
+             ? inf_soft_max_causal_window(b->ctx, kq, opt->kq_scale, s.n_past, opt->window)
+             : inf_soft_max_causal(b->ctx, kq, opt->kq_scale, s.n_past);
+    return inf_mul_mat(b->ctx, s.vt, kq);                              /* [head, nq, n_head] */
+}
+
+/* The same attention for the query tokens [begin, n_tokens) as one FLASH_ATTN node, which reads
+ * only the keys each query may see and never stores the scores: no blocks and no scratch.
+ * Returns [n_embd_q, n_tokens - begin]. */
+static inf_tensor *attention_fused(graph_builder *b, inf_tensor *k_cache, inf_tensor *v_cache,
+                                   inf_tensor *q, int32_t begin, const attn_options *opt)
+{
+    const int32_t n = b->shape.n_tokens - begin;
+    const attn_sources s = attn_sources_of(b, k_cache, v_cache, q, begin, n, opt);
+    inf_tensor *v = inf_transpose(b->ctx, s.vt); /* [head, n_kv, n_head_kv] */
+    inf_tensor *out = inf_flash_attn_causal(b->ctx, s.q, s.k, v, opt->kq_scale, opt->softcap,
+                                            s.n_past, opt->window);
+    return inf_reshape_2d(b->ctx, out, (int64_t)b->hp->n_embd_head * b->hp->n_head, n);
 }
 
 /* Attention output of the query tokens [begin, n_tokens), [n_embd_q, n_tokens - begin].
@@ -174,7 +205,9 @@ inf_tensor *block_attention(graph_builder *b, const qkv_heads *qkv, const attn_o
     const bool last = b->il + 1 == (int)b->hp->n_layer;
     if (last && b->shape.n_out == 0)
         return NULL;
-    return attention_columns(b, k_cache, v_cache, qkv->q, last ? b->shape.out_begin : 0, opt);
+    const int32_t begin = last ? b->shape.out_begin : 0;
+    return b->cache->flash_attn ? attention_fused(b, k_cache, v_cache, qkv->q, begin, opt)
+                                : attention_columns(b, k_cache, v_cache, qkv->q, begin, opt);
 }
 
 inf_tensor *block_residual(graph_builder *b, inf_tensor *x, inf_tensor *y)

@@ -71,8 +71,9 @@ attn_options attn_options_default(const graph_builder *b);
 
 /* Causal self-attention of block b->il: stores this batch's K and V in the layer's cache, then
  * attends every query (in the last block only the tokens whose logits are wanted, from
- * shape.out_begin on) over the cached positions it may see. Returns [n_embd_q, n'] (before the
- * output projection), or NULL when the last block has no outputs. */
+ * shape.out_begin on) over the cached positions it may see: in query blocks of MUL_MAT, SOFT_MAX
+ * and MUL_MAT, or as one FLASH_ATTN node when b->cache->flash_attn is set. Returns
+ * [n_embd_q, n'] (before the output projection), or NULL when the last block has no outputs. */
 inf_tensor *block_attention(graph_builder *b, const qkv_heads *qkv, const attn_options *opt);
 
 /* x + y, where y may cover only the last columns of x (the last block's outputs): those columns

@@ -132,6 +132,9 @@ typedef struct model_cache {
                                  reads rows of positions; cells is n_ctx, or fewer for
                                  sliding-window layers (kv_window.h) */
     inf_tensor *attn_scratch; /* F32 [n_embd_head * n_head, n_batch]: attention output */
+    bool flash_attn;          /* attention as one fused FLASH_ATTN node per layer rather than
+                                 blocks of MUL_MAT, SOFT_MAX, MUL_MAT (graph_blocks.c); the
+                                 scratch is then unused. The session decides (false: unfused) */
 } model_cache;
 
 /* Build the forward pass of `shape` (n_tokens <= the scratch's n_batch) over `cache`. False with

@@ -398,3 +398,78 @@ inf_tensor *inf_mul_mat(inf_context *ctx, inf_tensor *a, inf_tensor *b)
     t->src[1] = b;
     return inf_tensor_set_name(t, "MUL_MAT(%.40s)", a->name);
 }
+
+/* A K or V source of FLASH_ATTN: F32 or F16 whose elements along dimension 0 (or, when
+ * `transposed_ok`, along dimension 1) are adjacent. */
+static bool attn_kv_layout(const inf_tensor *t, bool transposed_ok)
+{
+    if (t->type != GGTK_TENSOR_F32 && t->type != GGTK_TENSOR_F16)
+        return false;
+    const size_t elem = inf_type_row_size(t->type, 1);
+    return t->nb[0] == elem || (transposed_ok && t->nb[1] == elem);
+}
+
+/* op_params of FLASH_ATTN: see inf_flash_attn(). */
+inf_tensor *inf_flash_attn(inf_context *ctx, inf_tensor *q, inf_tensor *k, inf_tensor *v,
+                           float scale, float softcap)
+{
+    if (inf_source_missing(ctx, q, "FLASH_ATTN") || inf_source_missing(ctx, k, "FLASH_ATTN") ||
+        inf_source_missing(ctx, v, "FLASH_ATTN"))
+        return NULL;
+    if (!expect_type(ctx, "FLASH_ATTN", q, GGTK_TENSOR_F32))
+        return NULL;
+    if (q->nb[0] != sizeof(float) || !attn_kv_layout(k, false) || !attn_kv_layout(v, true)) {
+        inf_context_fail(ctx, "FLASH_ATTN: q '%s' %s, k '%s' %s, v '%s' %s (expected F32 q and "
+                         "F32/F16 k and v with adjacent elements along a head)", q->name,
+                         inf_type_name(q->type), k->name, inf_type_name(k->type), v->name,
+                         inf_type_name(v->type));
+        return NULL;
+    }
+    if (k->ne[0] != q->ne[0] || v->ne[0] != q->ne[0] || v->ne[1] != k->ne[1] ||
+        v->ne[2] != k->ne[2] || q->ne[2] % k->ne[2] != 0 || k->ne[3] != q->ne[3] ||
+        v->ne[3] != q->ne[3]) {
+        inf_context_fail(ctx, "FLASH_ATTN: q " SHAPE_FMT ", k " SHAPE_FMT " and v " SHAPE_FMT
+                         " do not fit (expected [D, n_q, n_head, B], [D, n_kv, n_head_kv, B] "
+                         "twice, n_head a multiple of n_head_kv)",
+                         SHAPE_ARGS(q), SHAPE_ARGS(k), SHAPE_ARGS(v));
+        return NULL;
+    }
+    if (!isfinite(scale) || !(softcap >= 0.0f) || !isfinite(softcap)) {
+        inf_context_fail(ctx, "FLASH_ATTN: scale %g and softcap %g (expected finite, softcap >= 0)",
+                         scale, softcap);
+        return NULL;
+    }
+    const int64_t ne[4] = {q->ne[0], q->ne[2], q->ne[1], q->ne[3]};
+    inf_tensor *t = inf_tensor_make(ctx, GGTK_TENSOR_F32, 4, ne, NULL, 0);
+    if (!t)
+        return NULL;
+    t->op = INF_OP_FLASH_ATTN;
+    t->src[0] = q;
+    t->src[1] = k;
+    t->src[2] = v;
+    inf_op_param_set_f32(t, 0, scale);
+    inf_op_param_set_f32(t, 1, softcap);
+    return inf_tensor_set_name(t, "FLASH_ATTN(%.40s)", q->name);
+}
+
+inf_tensor *inf_flash_attn_causal(inf_context *ctx, inf_tensor *q, inf_tensor *k, inf_tensor *v,
+                                  float scale, float softcap, int64_t n_past, int64_t window)
+{
+    if (q && k && (n_past < 0 || n_past > INT32_MAX || k->ne[1] < n_past + q->ne[1])) {
+        inf_context_fail(ctx, "FLASH_ATTN: %lld keys cannot hold %lld past and %lld new positions",
+                         (long long)k->ne[1], (long long)n_past, (long long)q->ne[1]);
+        return NULL;
+    }
+    if (window < 0 || window > INT32_MAX) {
+        inf_context_fail(ctx, "FLASH_ATTN: sliding window %lld out of range 0..%d",
+                         (long long)window, INT32_MAX);
+        return NULL;
+    }
+    inf_tensor *t = inf_flash_attn(ctx, q, k, v, scale, softcap);
+    if (t) {
+        t->op_params[2] = 1;
+        t->op_params[3] = (int32_t)n_past;
+        t->op_params[4] = (int32_t)window;
+    }
+    return t;
+}

@@ -11,6 +11,7 @@ static const char *const op_names[INF_OP_COUNT] = {
     [INF_OP_SILU] = "SILU",         [INF_OP_SWIGLU] = "SWIGLU",     [INF_OP_GELU] = "GELU",
     [INF_OP_GEGLU] = "GEGLU",       [INF_OP_SOFTCAP] = "SOFTCAP",   [INF_OP_RMS_NORM] = "RMS_NORM",
     [INF_OP_ROPE] = "ROPE",         [INF_OP_SOFT_MAX] = "SOFT_MAX", [INF_OP_MUL_MAT] = "MUL_MAT",
+    [INF_OP_FLASH_ATTN] = "FLASH_ATTN",
 };
 
 const char *inf_op_name(inf_op op)

@@ -102,5 +102,8 @@ void cpu_get_rows_compute(const cpu_params *p, inf_tensor *node);
 bool cpu_mul_mat_supports(const inf_tensor *node);
 size_t cpu_mul_mat_work_size(const inf_tensor *node, int n_threads);
 void cpu_mul_mat_compute(const cpu_params *p, inf_tensor *node);
+bool cpu_flash_attn_supports(const inf_tensor *node);
+size_t cpu_flash_attn_work_size(const inf_tensor *node, int n_threads);
+void cpu_flash_attn_compute(const cpu_params *p, inf_tensor *node);
 
 #endif

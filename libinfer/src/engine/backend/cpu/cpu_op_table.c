@@ -26,4 +26,5 @@ const cpu_op cpu_ops[INF_OP_COUNT] = {
     [INF_OP_ROPE] = {cpu_rope_supports, cpu_rope_work_size, cpu_rope_compute},
     [INF_OP_SOFT_MAX] = {cpu_soft_max_supports, NULL, cpu_soft_max_compute},
     [INF_OP_MUL_MAT] = {cpu_mul_mat_supports, cpu_mul_mat_work_size, cpu_mul_mat_compute},
+    [INF_OP_FLASH_ATTN] = {cpu_flash_attn_supports, cpu_flash_attn_work_size, cpu_flash_attn_compute},
 };

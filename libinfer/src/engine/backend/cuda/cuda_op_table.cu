@@ -28,7 +28,8 @@ const cuda_op cuda_ops[INF_OP_COUNT] = {
     /* ROPE */ {cuda_rope_supports, cuda_rope_compute},
     /* SOFT_MAX */ {cuda_soft_max_supports, cuda_soft_max_compute},
     /* MUL_MAT */ {cuda_mul_mat_supports, cuda_mul_mat_compute},
+    /* FLASH_ATTN */ {cuda_flash_attn_supports, cuda_flash_attn_compute},
 };
 
 /* A new operation must get a row here. */
-static_assert(INF_OP_MUL_MAT + 1 == INF_OP_COUNT, "cuda_ops[] lists every operation");
+static_assert(INF_OP_FLASH_ATTN + 1 == INF_OP_COUNT, "cuda_ops[] lists every operation");

@@ -47,4 +47,8 @@ ggtk_status cuda_soft_max_compute(cuda_ctx *ctx, inf_tensor *node, ggtk_error *e
 bool cuda_mul_mat_supports(const inf_tensor *node);
 ggtk_status cuda_mul_mat_compute(cuda_ctx *ctx, inf_tensor *node, ggtk_error *err);
 
+/* op_flash_attn.cu: fused attention (F32 queries, F32/F16 K and V, head sizes 32..256 by 32). */
+bool cuda_flash_attn_supports(const inf_tensor *node);
+ggtk_status cuda_flash_attn_compute(cuda_ctx *ctx, inf_tensor *node, ggtk_error *err);
+
 #endif
