@@ -1,0 +1,566 @@
+/* dequantize.cuh - block decoders shared by the CUDA kernels and their host-side test.
+ *
+ * Two forms per weight type, both __host__ __device__ and plain C (so tests/cuda/
+ * test_cuda_dequant.c, a C file, checks them in every `make test`, GPU or not):
+ *  - cuda_dq_<type>(row, i): element i of a row of blocks starting at `row`, as a float. The
+ *    operations are the CPU scalar dequantizer's, in its order, so the value is bit for bit what
+ *    inf_dequantize_row gives. Used by the get_rows and dequantize-to-F16 kernels, one thread per
+ *    element (consecutive threads read the same block: broadcasts, and coalesced writes).
+ *  - cuda_q32_<type>(row, b, q, d, m): block b of 32 columns of a quantized row as 32 signed 8-bit
+ *    codes (q, 4 per word, element e in byte e % 4 of word e / 4) and per sub-block (1 of 32 or
+ *    2 of 16 columns) a scale d and a minimum m, so that element = d * code (symmetric types) or
+ *    d * code + m (affine types), again bit for bit the dequantizer's value. These are the CPU
+ *    matmul's codes (matmul_formats.c) with the offset of the symmetric types already taken off,
+ *    so the integer part of a dot product is one __dp4a per word (mmvq.cu).
+ *
+ * Device code contracts a * b + c into one fused multiply-add unless told otherwise; the scalar
+ * dequantizers round the product first, so every product and sum here goes through cuda_mul /
+ * cuda_add, which never contract. Half-precision fields are widened by bit arithmetic, not by the
+ * CUDA intrinsics, so that the same code runs in C. */
+#ifndef INF_CUDA_DEQUANTIZE_CUH
+#define INF_CUDA_DEQUANTIZE_CUH
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__cplusplus) && !defined(_Static_assert)
+/* quant_kblocks.h checks its layouts with C11's spelling. */
+#define _Static_assert static_assert
+#endif
+#include "engine/quant_kernels/quant_internal.h"
+#include "engine/quant_kernels/quant_kblocks.h"
+
+#if defined(__CUDACC__) || defined(INF_CUDA_EMULATION)
+#define CUDA_HD static inline __host__ __device__
+#else
+#define CUDA_HD static inline
+#endif
+
+/* Products and sums that are never fused into one multiply-add (see the file comment). */
+CUDA_HD float cuda_mul(float a, float b)
+{
+#ifdef __CUDA_ARCH__
+    return __fmul_rn(a, b);
+#else
+    return a * b;
+#endif
+}
+
+CUDA_HD float cuda_add(float a, float b)
+{
+#ifdef __CUDA_ARCH__
+    return __fadd_rn(a, b);
+#else
+    return a + b;
+#endif
+}
+
+CUDA_HD float cuda_sub(float a, float b)
+{
+#ifdef __CUDA_ARCH__
+    return __fsub_rn(a, b);
+#else
+    return a - b;
+#endif
+}
+
+CUDA_HD float cuda_bits_to_float(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+CUDA_HD uint32_t cuda_float_to_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* IEEE half to float, exact; a NaN comes back quiet (as the CPU's quant_fp16_to_fp32). */
+CUDA_HD float cuda_half_to_float(uint16_t h)
+{
+    const uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+    const uint32_t exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
+    if (exp == 0x1F)
+        return cuda_bits_to_float(sign | 0x7F800000 | (mant << 13) | (mant ? 0x400000 : 0));
+    if (exp != 0)
+        return cuda_bits_to_float(sign | ((exp + 112) << 23) | (mant << 13));
+    const float mag = (float)mant * 5.9604644775390625e-8f; /* mant * 2^-24, exact */
+    return sign ? -mag : mag;
+}
+
+/* Float to IEEE half, round to nearest even; NaN becomes the quiet NaN 0x7E00 with its sign. */
+CUDA_HD uint16_t cuda_float_to_half(float f)
+{
+    const uint32_t x = cuda_float_to_bits(f);
+    const uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
+    const uint32_t ax = x & 0x7FFFFFFF;
+    if (ax > 0x7F800000)
+        return (uint16_t)(sign | 0x7E00);
+    if (ax >= 0x477FF000) /* rounds past the largest half */
+        return (uint16_t)(sign | 0x7C00);
+    if (ax >= 0x38800000) /* a normal half: drop 13 bits, ties to even, rebias */
+        return (uint16_t)(sign | ((ax + 0xFFF + ((ax >> 13) & 1) - 0x38000000) >> 13));
+    if (ax <= 0x33000000) /* at most half the smallest denormal: zero */
+        return sign;
+    const int shift = 126 - (int)(ax >> 23);
+    const uint32_t mant = (ax & 0x7FFFFF) | 0x800000;
+    uint32_t q = mant >> shift;
+    const uint32_t rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (q & 1)))
+        q++;
+    return (uint16_t)(sign | q);
+}
+
+CUDA_HD float cuda_bf16_to_float(uint16_t h)
+{
+    return cuda_bits_to_float((uint32_t)h << 16);
+}
+
+/* Float to bfloat16, round to nearest even; NaN stays a quiet NaN of the same sign. */
+CUDA_HD uint16_t cuda_float_to_bf16(float f)
+{
+    const uint32_t x = cuda_float_to_bits(f);
+    if ((x & 0x7FFFFFFF) > 0x7F800000)
+        return (uint16_t)((x >> 16) | 0x40);
+    return (uint16_t)((x + 0x7FFF + ((x >> 16) & 1)) >> 16);
+}
+
+CUDA_HD uint16_t cuda_load_u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+CUDA_HD uint32_t cuda_load_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+/* ---- element decoders: float types ---- */
+
+CUDA_HD float cuda_dq_f32(const void *row, int64_t i)
+{
+    return ((const float *)row)[i];
+}
+
+CUDA_HD float cuda_dq_f16(const void *row, int64_t i)
+{
+    return cuda_half_to_float(((const uint16_t *)row)[i]);
+}
+
+CUDA_HD float cuda_dq_bf16(const void *row, int64_t i)
+{
+    return cuda_bf16_to_float(((const uint16_t *)row)[i]);
+}
+
+/* ---- element decoders: legacy blocks of 32 ---- */
+
+/* The 4-bit code of element e of a block's 16 nibble bytes: low nibbles first, then high. */
+CUDA_HD int cuda_nibble(const uint8_t *qs, int e)
+{
+    return e < 16 ? qs[e] & 0x0F : qs[e - 16] >> 4;
+}
+
+/* Element e's fifth bit: bit e of the little-endian word qh. */
+CUDA_HD int cuda_q5_code(const uint8_t *qs, const uint8_t *qh, int e)
+{
+    return cuda_nibble(qs, e) | (int)(((cuda_load_u32(qh) >> e) & 1) << 4);
+}
+
+CUDA_HD float cuda_dq_q4_0(const void *row, int64_t i)
+{
+    const block_q4_0 *b = (const block_q4_0 *)row + i / 32;
+    return cuda_mul((float)(cuda_nibble(b->qs, (int)(i % 32)) - 8), cuda_half_to_float(b->d));
+}
+
+CUDA_HD float cuda_dq_q4_1(const void *row, int64_t i)
+{
+    const block_q4_1 *b = (const block_q4_1 *)row + i / 32;
+    return cuda_add(cuda_mul((float)cuda_nibble(b->qs, (int)(i % 32)), cuda_half_to_float(b->d)),
+                    cuda_half_to_float(b->m));
+}
+
+CUDA_HD float cuda_dq_q5_0(const void *row, int64_t i)
+{
+    const block_q5_0 *b = (const block_q5_0 *)row + i / 32;
+    return cuda_mul((float)(cuda_q5_code(b->qs, b->qh, (int)(i % 32)) - 16), cuda_half_to_float(b->d));
+}
+
+CUDA_HD float cuda_dq_q5_1(const void *row, int64_t i)
+{
+    const block_q5_1 *b = (const block_q5_1 *)row + i / 32;
+    return cuda_add(cuda_mul((float)cuda_q5_code(b->qs, b->qh, (int)(i % 32)), cuda_half_to_float(b->d)),
+                    cuda_half_to_float(b->m));
+}
+
+CUDA_HD float cuda_dq_q8_0(const void *row, int64_t i)
+{
+    const block_q8_0 *b = (const block_q8_0 *)row + i / 32;
+    return cuda_mul((float)b->qs[i % 32], cuda_half_to_float(b->d));
+}
+
+/* ---- element decoders: K-quants, super-blocks of 256 ---- */
+
+/* The 6-bit scale and minimum of sub-block j (0..7) of a Q4_K/Q5_K scales array. */
+CUDA_HD void cuda_kscale_min(const uint8_t *scales, int j, int *sc, int *m)
+{
+    if (j < 4) {
+        *sc = scales[j] & 63;
+        *m = scales[j + 4] & 63;
+    } else {
+        *sc = (scales[j + 4] & 0x0F) | ((scales[j - 4] >> 6) << 4);
+        *m = (scales[j + 4] >> 4) | ((scales[j] >> 6) << 4);
+    }
+}
+
+/* Q3_K's 6-bit scale of sub-block s (0..15), offset 32 removed. */
+CUDA_HD int cuda_q3_kscale(const uint8_t *scales, int s)
+{
+    const int low = (scales[s % 8] >> (4 * (s / 8))) & 0x0F;
+    const int high = (scales[8 + s % 4] >> (2 * (s / 4))) & 3;
+    return (low | (high << 4)) - 32;
+}
+
+/* The 2-bit code of element e (0..255) of a Q2_K/Q3_K super-block: in each half of 128, the
+ * element 32 p + l (p 0..3) is bit pair p of qs[32 half + l]. */
+CUDA_HD int cuda_two_bit_code(const uint8_t *qs, int e)
+{
+    const int half = e / 128, p = (e % 128) / 32, l = e % 32;
+    return (qs[32 * half + l] >> (2 * p)) & 3;
+}
+
+CUDA_HD float cuda_dq_q2_k(const void *row, int64_t i)
+{
+    const block_q2_K *b = (const block_q2_K *)row + i / 256;
+    const int e = (int)(i % 256), sc = b->scales[e / 16];
+    const float dl = cuda_mul(cuda_half_to_float(b->d), (float)(sc & 0x0F));
+    const float ml = cuda_mul(cuda_half_to_float(b->dmin), (float)(sc >> 4));
+    return cuda_sub(cuda_mul(dl, (float)cuda_two_bit_code(b->qs, e)), ml);
+}
+
+CUDA_HD float cuda_dq_q3_k(const void *row, int64_t i)
+{
+    const block_q3_K *b = (const block_q3_K *)row + i / 256;
+    const int e = (int)(i % 256);
+    /* the third bit of element 32 k + l is bit k of hmask[l]; clear means minus 4 */
+    const int q = cuda_two_bit_code(b->qs, e) - (((b->hmask[e % 32] >> (e / 32)) & 1) ? 0 : 4);
+    const float dl = cuda_mul(cuda_half_to_float(b->d), (float)cuda_q3_kscale(b->scales, e / 16));
+    return cuda_mul(dl, (float)q);
+}
+
+/* Q4_K/Q5_K: sub-block j of 32 takes the low (even j) or high nibbles of qs[32 (j / 2) + l]. */
+CUDA_HD float cuda_dq_q4_k(const void *row, int64_t i)
+{
+    const block_q4_K *b = (const block_q4_K *)row + i / 256;
+    const int e = (int)(i % 256), j = e / 32;
+    int sc, m;
+    cuda_kscale_min(b->scales, j, &sc, &m);
+    const float dl = cuda_mul(cuda_half_to_float(b->d), (float)sc);
+    const float ml = cuda_mul(cuda_half_to_float(b->dmin), (float)m);
+    const int q = (b->qs[32 * (j / 2) + e % 32] >> (4 * (j % 2))) & 0x0F;
+    return cuda_sub(cuda_mul(dl, (float)q), ml);
+}
+
+CUDA_HD float cuda_dq_q5_k(const void *row, int64_t i)
+{
+    const block_q5_K *b = (const block_q5_K *)row + i / 256;
+    const int e = (int)(i % 256), j = e / 32;
+    int sc, m;
+    cuda_kscale_min(b->scales, j, &sc, &m);
+    const float dl = cuda_mul(cuda_half_to_float(b->d), (float)sc);
+    const float ml = cuda_mul(cuda_half_to_float(b->dmin), (float)m);
+    const int q = ((b->qs[32 * (j / 2) + e % 32] >> (4 * (j % 2))) & 0x0F) |
+                  (((b->qh[e % 32] >> j) & 1) << 4);
+    return cuda_sub(cuda_mul(dl, (float)q), ml);
+}
+
+/* Q6_K: in half h of 128, element 32 k + l takes nibble k / 2 of ql[64 h + 32 (k % 2) + l] and
+ * bit pair k of qh[32 h + l]; x = (d * scale) * (q - 32). */
+CUDA_HD float cuda_dq_q6_k(const void *row, int64_t i)
+{
+    const block_q6_K *b = (const block_q6_K *)row + i / 256;
+    const int e = (int)(i % 256), h = e / 128, k = (e % 128) / 32, l = e % 32;
+    const int low = (b->ql[64 * h + 32 * (k % 2) + l] >> (4 * (k / 2))) & 0x0F;
+    const int q = (low | (((b->qh[32 * h + l] >> (2 * k)) & 3) << 4)) - 32;
+    const float dl = cuda_mul(cuda_half_to_float(b->d), (float)b->scales[e / 16]);
+    return cuda_mul(dl, (float)q);
+}
+
+/* ---- 32-column blocks for the integer dot products ---- */
+
+/* One block of 32 columns: 32 signed codes, 4 to a word, and per sub-block a scale and minimum
+ * (m is 0 and unused for symmetric types). */
+typedef struct cuda_q32 {
+    int32_t q[8];
+    float d[2];
+    float m[2];
+} cuda_q32;
+
+/* Store code c of element e. */
+CUDA_HD void cuda_q32_put(cuda_q32 *out, int e, int c)
+{
+    const uint32_t byte = (uint32_t)(uint8_t)(int8_t)c;
+    out->q[e / 4] = (int32_t)(((uint32_t)out->q[e / 4] & ~(0xFFu << (8 * (e % 4)))) | (byte << (8 * (e % 4))));
+}
+
+CUDA_HD void cuda_q32_q4_0(const void *row, int64_t b, cuda_q32 *out)
+{
+    const block_q4_0 *blk = (const block_q4_0 *)row + b;
+    for (int e = 0; e < 32; e++)
+        cuda_q32_put(out, e, cuda_nibble(blk->qs, e) - 8);
+    out->d[0] = cuda_half_to_float(blk->d);
+    out->m[0] = 0.0f;
+}
+
+CUDA_HD void cuda_q32_q4_1(const void *row, int64_t b, cuda_q32 *out)
+{
+    const block_q4_1 *blk = (const block_q4_1 *)row + b;
+    for (int e = 0; e < 32; e++)
+        cuda_q32_put(out, e, cuda_nibble(blk->qs, e));
+    out->d[0] = cuda_half_to_float(blk->d);
+    out->m[0] = cuda_half_to_float(blk->m);
+}
+
+CUDA_HD void cuda_q32_q5_0(const void *row, int64_t b, cuda_q32 *out)
+{
+    const block_q5_0 *blk = (const block_q5_0 *)row + b;
+    for (int e = 0; e < 32; e++)
+        cuda_q32_put(out, e, cuda_q5_code(blk->qs, blk->qh, e) - 16);
+    out->d[0] = cuda_half_to_float(blk->d);
+    out->m[0] = 0.0f;
+}
+
+CUDA_HD void cuda_q32_q5_1(const void *row, int64_t b, cuda_q32 *out)
+{
+    const block_q5_1 *blk = (const block_q5_1 *)row + b;
+    for (int e = 0; e < 32; e++)
+        cuda_q32_put(out, e, cuda_q5_code(blk->qs, blk->qh, e));
+    out->d[0] = cuda_half_to_float(blk->d);
+    out->m[0] = cuda_half_to_float(blk->m);
+}
+
+CUDA_HD void cuda_q32_q8_0(const void *row, int64_t b, cuda_q32 *out)
+{
+    const block_q8_0 *blk = (const block_q8_0 *)row + b;
+    for (int w = 0; w < 8; w++)
+        out->q[w] = (int32_t)cuda_load_u32((const uint8_t *)blk->qs + 4 * w);
+    out->d[0] = cuda_half_to_float(blk->d);
+    out->m[0] = 0.0f;
+}
+
+/* Q2_K block j of a super-block: sub-blocks 2j and 2j + 1; x = dl * q - ml is dl * q + (-ml). */
+CUDA_HD void cuda_q32_q2_k(const void *row, int64_t b, cuda_q32 *out)
+{
+    const block_q2_K *blk = (const block_q2_K *)row + b / 8;
+    const int j = (int)(b % 8);
+    for (int e = 0; e < 32; e++)
+        cuda_q32_put(out, e, cuda_two_bit_code(blk->qs, 32 * j + e));
+    for (int s = 0; s < 2; s++) {
+        const int sc = blk->scales[2 * j + s];
+        out->d[s] = cuda_mul(cuda_half_to_float(blk->d), (float)(sc & 0x0F));
+        out->m[s] = -cuda_mul(cuda_half_to_float(blk->dmin), (float)(sc >> 4));
+    }
+}
+
+CUDA_HD void cuda_q32_q3_k(const void *row, int64_t b, cuda_q32 *out)
+{
+    const block_q3_K *blk = (const block_q3_K *)row + b / 8;
+    const int j = (int)(b % 8);
+    for (int e = 0; e < 32; e++) {
+        const int high = (blk->hmask[e] >> j) & 1;
+        cuda_q32_put(out, e, cuda_two_bit_code(blk->qs, 32 * j + e) - (high ? 0 : 4));
+    }
+    for (int s = 0; s < 2; s++) {
+        out->d[s] = cuda_mul(cuda_half_to_float(blk->d), (float)cuda_q3_kscale(blk->scales, 2 * j + s));
+        out->m[s] = 0.0f;
+    }
+}
+
+CUDA_HD void cuda_q32_q4_k(const void *row, int64_t b, cuda_q32 *out)
+{
+    const block_q4_K *blk = (const block_q4_K *)row + b / 8;
+    const int j = (int)(b % 8);
+    for (int e = 0; e < 32; e++)
+        cuda_q32_put(out, e, (blk->qs[32 * (j / 2) + e] >> (4 * (j % 2))) & 0x0F);
+    int sc, m;
+    cuda_kscale_min(blk->scales, j, &sc, &m);
+    out->d[0] = cuda_mul(cuda_half_to_float(blk->d), (float)sc);
+    out->m[0] = -cuda_mul(cuda_half_to_float(blk->dmin), (float)m);
+}
+
+CUDA_HD void cuda_q32_q5_k(const void *row, int64_t b, cuda_q32 *out)
+{
+    const block_q5_K *blk = (const block_q5_K *)row + b / 8;
+    const int j = (int)(b % 8);
+    for (int e = 0; e < 32; e++)
+        cuda_q32_put(out, e, ((blk->qs[32 * (j / 2) + e] >> (4 * (j % 2))) & 0x0F) |
+                                 (((blk->qh[e] >> j) & 1) << 4));
+    int sc, m;
+    cuda_kscale_min(blk->scales, j, &sc, &m);
+    out->d[0] = cuda_mul(cuda_half_to_float(blk->d), (float)sc);
+    out->m[0] = -cuda_mul(cuda_half_to_float(blk->dmin), (float)m);
+}
+
+CUDA_HD void cuda_q32_q6_k(const void *row, int64_t b, cuda_q32 *out)
+{
+    const block_q6_K *blk = (const block_q6_K *)row + b / 8;
+    const int j = (int)(b % 8), h = j / 4, k = j % 4;
+    for (int e = 0; e < 32; e++) {
+        const int low = (blk->ql[64 * h + 32 * (k % 2) + e] >> (4 * (k / 2))) & 0x0F;
+        cuda_q32_put(out, e, (low | (((blk->qh[32 * h + e] >> (2 * k)) & 3) << 4)) - 32);
+    }
+    for (int s = 0; s < 2; s++) {
+        out->d[s] = cuda_mul(cuda_half_to_float(blk->d), (float)blk->scales[2 * j + s]);
+        out->m[s] = 0.0f;
+    }
+}
+
+/* ---- the type table of the kernels ---- */
+
+/* How activations are quantized to meet a weight type in the integer dot product: the CPU
+ * matmul's choice per type (matmul_formats.c), so that the integer sums are the CPU's. */
+typedef enum cuda_act_kind {
+    CUDA_ACT_NONE, /* float weights, or a type the integer path does not take */
+    CUDA_ACT_Q8_0, /* fp16 scale per 32 */
+    CUDA_ACT_Q8_1, /* fp16 scale and fp16 s = d * sum(codes) per 32 */
+    CUDA_ACT_Q8_K, /* float scale per 256 */
+} cuda_act_kind;
+
+/* Whether the CUDA kernels decode `type` (a switch rather than a table: device code cannot read
+ * a host table, and a switch over a constant folds away in a templated kernel). */
+CUDA_HD bool cuda_type_decodable(ggtk_tensor_type type)
+{
+    switch (type) {
+    case GGTK_TENSOR_F32:
+    case GGTK_TENSOR_F16:
+    case GGTK_TENSOR_BF16:
+    case GGTK_TENSOR_Q4_0:
+    case GGTK_TENSOR_Q4_1:
+    case GGTK_TENSOR_Q5_0:
+    case GGTK_TENSOR_Q5_1:
+    case GGTK_TENSOR_Q8_0:
+    case GGTK_TENSOR_Q2_K:
+    case GGTK_TENSOR_Q3_K:
+    case GGTK_TENSOR_Q4_K:
+    case GGTK_TENSOR_Q5_K:
+    case GGTK_TENSOR_Q6_K:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Element i of a row of `type` (a type cuda_type_decodable() accepts; 0 otherwise). */
+CUDA_HD float cuda_dq_element(ggtk_tensor_type type, const void *row, int64_t i)
+{
+    switch (type) {
+    case GGTK_TENSOR_F32:
+        return cuda_dq_f32(row, i);
+    case GGTK_TENSOR_F16:
+        return cuda_dq_f16(row, i);
+    case GGTK_TENSOR_BF16:
+        return cuda_dq_bf16(row, i);
+    case GGTK_TENSOR_Q4_0:
+        return cuda_dq_q4_0(row, i);
+    case GGTK_TENSOR_Q4_1:
+        return cuda_dq_q4_1(row, i);
+    case GGTK_TENSOR_Q5_0:
+        return cuda_dq_q5_0(row, i);
+    case GGTK_TENSOR_Q5_1:
+        return cuda_dq_q5_1(row, i);
+    case GGTK_TENSOR_Q8_0:
+        return cuda_dq_q8_0(row, i);
+    case GGTK_TENSOR_Q2_K:
+        return cuda_dq_q2_k(row, i);
+    case GGTK_TENSOR_Q3_K:
+        return cuda_dq_q3_k(row, i);
+    case GGTK_TENSOR_Q4_K:
+        return cuda_dq_q4_k(row, i);
+    case GGTK_TENSOR_Q5_K:
+        return cuda_dq_q5_k(row, i);
+    case GGTK_TENSOR_Q6_K:
+        return cuda_dq_q6_k(row, i);
+    default:
+        return 0.0f;
+    }
+}
+
+/* Block b of 32 columns of a quantized row (a type with an activation kind; out untouched
+ * otherwise). */
+CUDA_HD void cuda_q32_block(ggtk_tensor_type type, const void *row, int64_t b, cuda_q32 *out)
+{
+    switch (type) {
+    case GGTK_TENSOR_Q4_0:
+        cuda_q32_q4_0(row, b, out);
+        break;
+    case GGTK_TENSOR_Q4_1:
+        cuda_q32_q4_1(row, b, out);
+        break;
+    case GGTK_TENSOR_Q5_0:
+        cuda_q32_q5_0(row, b, out);
+        break;
+    case GGTK_TENSOR_Q5_1:
+        cuda_q32_q5_1(row, b, out);
+        break;
+    case GGTK_TENSOR_Q8_0:
+        cuda_q32_q8_0(row, b, out);
+        break;
+    case GGTK_TENSOR_Q2_K:
+        cuda_q32_q2_k(row, b, out);
+        break;
+    case GGTK_TENSOR_Q3_K:
+        cuda_q32_q3_k(row, b, out);
+        break;
+    case GGTK_TENSOR_Q4_K:
+        cuda_q32_q4_k(row, b, out);
+        break;
+    case GGTK_TENSOR_Q5_K:
+        cuda_q32_q5_k(row, b, out);
+        break;
+    case GGTK_TENSOR_Q6_K:
+        cuda_q32_q6_k(row, b, out);
+        break;
+    default:
+        break;
+    }
+}
+
+/* The activation format of a weight type's integer dot product (CUDA_ACT_NONE: float path). */
+CUDA_HD cuda_act_kind cuda_act_of(ggtk_tensor_type type)
+{
+    switch (type) {
+    case GGTK_TENSOR_Q4_0:
+    case GGTK_TENSOR_Q5_0:
+    case GGTK_TENSOR_Q8_0:
+        return CUDA_ACT_Q8_0;
+    case GGTK_TENSOR_Q4_1:
+    case GGTK_TENSOR_Q5_1:
+        return CUDA_ACT_Q8_1;
+    case GGTK_TENSOR_Q2_K:
+    case GGTK_TENSOR_Q3_K:
+    case GGTK_TENSOR_Q4_K:
+    case GGTK_TENSOR_Q5_K:
+    case GGTK_TENSOR_Q6_K:
+        return CUDA_ACT_Q8_K;
+    default:
+        return CUDA_ACT_NONE;
+    }
+}
+
+/* Sub-blocks per block of 32 (2 for the K types with sub-blocks of 16). */
+CUDA_HD int cuda_q32_subs(ggtk_tensor_type type)
+{
+    return type == GGTK_TENSOR_Q2_K || type == GGTK_TENSOR_Q3_K || type == GGTK_TENSOR_Q6_K ? 2 : 1;
+}
+
+/* Whether element = d * code + m (otherwise d * code). */
+CUDA_HD bool cuda_q32_affine(ggtk_tensor_type type)
+{
+    return type == GGTK_TENSOR_Q4_1 || type == GGTK_TENSOR_Q5_1 || type == GGTK_TENSOR_Q2_K ||
+           type == GGTK_TENSOR_Q4_K || type == GGTK_TENSOR_Q5_K;
+}
+
+#endif
