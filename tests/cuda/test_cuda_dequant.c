@@ -16,7 +16,9 @@ enum { ROW_BLOCKS = 8, ROUNDS = 64 };
 static const ggtk_tensor_type decoded_types[] = {
     GGTK_TENSOR_F32,  GGTK_TENSOR_F16,  GGTK_TENSOR_BF16, GGTK_TENSOR_Q4_0, GGTK_TENSOR_Q4_1,
     GGTK_TENSOR_Q5_0, GGTK_TENSOR_Q5_1, GGTK_TENSOR_Q8_0, GGTK_TENSOR_Q2_K, GGTK_TENSOR_Q3_K,
-    GGTK_TENSOR_Q4_K, GGTK_TENSOR_Q5_K, GGTK_TENSOR_Q6_K,
+    GGTK_TENSOR_Q4_K, GGTK_TENSOR_Q5_K, GGTK_TENSOR_Q6_K, GGTK_TENSOR_IQ4_NL, GGTK_TENSOR_IQ4_XS,
+    GGTK_TENSOR_TQ1_0, GGTK_TENSOR_TQ2_0, GGTK_TENSOR_MXFP4, GGTK_TENSOR_NVFP4, GGTK_TENSOR_Q1_0,
+    GGTK_TENSOR_Q2_0,
 };
 #define N_TYPES (sizeof decoded_types / sizeof decoded_types[0])
 
@@ -98,7 +100,12 @@ TEST(test_cuda_dequant_q32_codes_and_scales_give_cpu_values)
 
 TEST(test_cuda_dequant_refuses_types_without_decoder)
 {
-    CHECK(!cuda_type_decodable(GGTK_TENSOR_IQ2_XXS));
+    const ggtk_tensor_type grid_types[] = {GGTK_TENSOR_IQ1_S,  GGTK_TENSOR_IQ1_M,   GGTK_TENSOR_IQ2_XXS,
+                                           GGTK_TENSOR_IQ2_XS, GGTK_TENSOR_IQ2_S,   GGTK_TENSOR_IQ3_XXS,
+                                           GGTK_TENSOR_IQ3_S};
+    for (size_t t = 0; t < sizeof grid_types / sizeof grid_types[0]; t++)
+        CHECK_MSG(!cuda_type_decodable(grid_types[t]), "%s", ggtk_tensor_type_name(grid_types[t]));
+    CHECK(cuda_act_of(GGTK_TENSOR_IQ4_NL) == CUDA_ACT_NONE);
     CHECK(cuda_act_of(GGTK_TENSOR_F16) == CUDA_ACT_NONE);
     CHECK(cuda_act_of(GGTK_TENSOR_Q6_K) == CUDA_ACT_Q8_K);
 }

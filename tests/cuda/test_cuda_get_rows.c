@@ -1,10 +1,14 @@
-/* test_cuda_get_rows.c - GET_ROWS on the CUDA backend: rows of every type the CUDA decoders take,
+/* test_cuda_get_rows.c - GET_ROWS on the CUDA backend: rows of every type the CUDA decoders take
+ * (dequantize-only types from random blocks),
  * picked by I32 indices (repeats, first and last row), equal bit for bit to the CPU backend's;
  * an index out of range fails the computation as on the CPU. Skipped without a CUDA device (runs
  * on the emulator with CUDA_EMU=1). */
 #include <string.h>
 
+#include <ggtk/inf_quant.h>
+
 #include "cuda_op_compare.h"
+#include "random_blocks.h"
 
 typedef struct rows_case {
     ggtk_tensor_type type;
@@ -19,13 +23,13 @@ static inf_tensor *build_get_rows(inf_context *ctx, void *user)
     return inf_get_rows(ctx, table, ids);
 }
 
-/* Indices 0, rows - 1, then a stride through the table (with repeats once it wraps). */
+/* Indices 0, rows - 1, then a stride through the table (with repeats once it wraps); a table of
+ * a type without a quantizer gets random blocks. */
 static bool fill_ids(const inf_tensor *leaf, int index, void *data, size_t nbytes, void *user)
 {
-    (void)index;
     const rows_case *c = user;
     if (leaf->type != GGTK_TENSOR_I32)
-        return false;
+        return !inf_type_can_quantize(leaf->type) && random_blocks(leaf->type, data, nbytes, (uint64_t)index + 1);
     int32_t *ids = data;
     for (size_t i = 0; i < nbytes / sizeof *ids; i++)
         ids[i] = i == 0 ? 0 : i == 1 ? (int32_t)(c->rows - 1) : (int32_t)((i * 7) % (size_t)c->rows);
@@ -37,7 +41,9 @@ TEST(test_cuda_get_rows_every_type_matches_cpu_bit_for_bit)
     const ggtk_tensor_type types[] = {
         GGTK_TENSOR_F32,  GGTK_TENSOR_F16,  GGTK_TENSOR_BF16, GGTK_TENSOR_Q4_0, GGTK_TENSOR_Q4_1,
         GGTK_TENSOR_Q5_0, GGTK_TENSOR_Q5_1, GGTK_TENSOR_Q8_0, GGTK_TENSOR_Q2_K, GGTK_TENSOR_Q3_K,
-        GGTK_TENSOR_Q4_K, GGTK_TENSOR_Q5_K, GGTK_TENSOR_Q6_K,
+        GGTK_TENSOR_Q4_K, GGTK_TENSOR_Q5_K, GGTK_TENSOR_Q6_K, GGTK_TENSOR_IQ4_NL, GGTK_TENSOR_IQ4_XS,
+        GGTK_TENSOR_TQ1_0, GGTK_TENSOR_TQ2_0, GGTK_TENSOR_MXFP4, GGTK_TENSOR_NVFP4, GGTK_TENSOR_Q1_0,
+        GGTK_TENSOR_Q2_0,
     };
     char why[1024];
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {

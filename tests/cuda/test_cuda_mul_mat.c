@@ -24,6 +24,7 @@
 #include <ggtk/inf_quant.h>
 
 #include "cuda_op_compare.h"
+#include "random_blocks.h"
 
 #define GEMMA3_PATH "models/gemma-3-270m-q4_k_m.gguf"
 #define SMOLLM2_PATH "models/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -33,6 +34,11 @@ static const ggtk_tensor_type legacy_types[] = {GGTK_TENSOR_Q4_0, GGTK_TENSOR_Q4
                                                 GGTK_TENSOR_Q5_1, GGTK_TENSOR_Q8_0};
 static const ggtk_tensor_type k_types[] = {GGTK_TENSOR_Q2_K, GGTK_TENSOR_Q3_K, GGTK_TENSOR_Q4_K,
                                            GGTK_TENSOR_Q5_K, GGTK_TENSOR_Q6_K};
+/* Types without a quantizer: random blocks (random_blocks.h). */
+static const ggtk_tensor_type dequantize_only_types[] = {
+    GGTK_TENSOR_IQ4_NL, GGTK_TENSOR_IQ4_XS, GGTK_TENSOR_TQ1_0, GGTK_TENSOR_TQ2_0,
+    GGTK_TENSOR_MXFP4,  GGTK_TENSOR_NVFP4,  GGTK_TENSOR_Q1_0,  GGTK_TENSOR_Q2_0,
+};
 static const int64_t widths[] = {256, 512, 576, 1536};
 static const int64_t columns[] = {1, 3, 8, 9, 64};
 
@@ -43,7 +49,7 @@ static const int64_t columns[] = {1, 3, 8, 9, 64};
 typedef struct mm_shape {
     ggtk_tensor_type type;
     int64_t K, M, N, w2, w3, x2, x3;
-    const void *rows; /* optional weight bytes (real model rows), else the default fill */
+    const void *rows; /* optional weight bytes (model rows, random blocks), else the default fill */
 } mm_shape;
 
 static inf_tensor *build_mul_mat(inf_context *ctx, void *user)
@@ -84,7 +90,7 @@ static bool compare_product(mm_shape *s, double mean_w, char *why, size_t why_si
     snprintf(name, sizeof name, "%s K=%lld M=%lld N=%lld batches w %lldx%lld x %lldx%lld%s",
              ggtk_tensor_type_name(s->type), (long long)s->K, (long long)s->M, (long long)s->N,
              (long long)s->w2, (long long)s->w3, (long long)s->x2, (long long)s->x3,
-             s->rows ? " (model rows)" : "");
+             s->rows ? " (given rows)" : "");
     const double S = (double)s->K * mean_w * 0.5;
     cuda_op_case c = {.name = name, .build = build_mul_mat, .fill = fill_weight_rows, .user = s,
                       .seed = (uint64_t)(s->K * 131 + s->N * 7 + s->type),
@@ -205,13 +211,13 @@ static const ggtk_tensor_info *first_tensor_of(const ggtk_file *file, ggtk_tenso
     return NULL;
 }
 
-/* Mean |w| of the first `rows` rows of t. */
-static double mean_abs_rows(const ggtk_tensor_info *t, int64_t rows)
+/* Mean |w| of `rows` rows of K elements of `type` at `data`. */
+static double mean_abs_rows(ggtk_tensor_type type, const void *data, int64_t K, int64_t rows)
 {
-    const int64_t n = (int64_t)t->ne[0] * rows;
+    const int64_t n = K * rows;
     float *w = malloc((size_t)n * sizeof *w);
     double sum = 0.0;
-    if (w && inf_dequantize_row(t->type, t->data, w, n))
+    if (w && inf_dequantize_row(type, data, w, n))
         for (int64_t i = 0; i < n; i++)
             sum += fabs(w[i]);
     free(w);
@@ -235,7 +241,7 @@ static void check_model_rows(const char *path, const ggtk_tensor_type *types, si
             ok = false;
             break;
         }
-        const double mean_w = mean_abs_rows(t, 37);
+        const double mean_w = mean_abs_rows(t->type, t->data, (int64_t)t->ne[0], 37);
         for (int64_t n = 1; ok && n <= 64; n = n == 1 ? 8 : n * 8) {
             mm_shape s = {t->type, (int64_t)t->ne[0], 37, n, 1, 1, 1, 1, t->data};
             ok = compare_product(&s, mean_w, why, sizeof why);
@@ -258,13 +264,40 @@ TEST(test_cuda_mul_mat_smollm2_rows_match_cpu)
     check_model_rows(SMOLLM2_PATH, types, sizeof types / sizeof types[0]);
 }
 
+/* The dequantize-only types take the float kernels (as on the CPU, whose float path they take):
+ * random blocks, every width their blocks divide, every column count. */
+TEST(test_cuda_mul_mat_dequantize_only_weights_match_cpu)
+{
+    char why[1024];
+    for (size_t t = 0; t < sizeof dequantize_only_types / sizeof dequantize_only_types[0]; t++) {
+        const ggtk_tensor_type type = dequantize_only_types[t];
+        const ggtk_tensor_type_info *info = ggtk_tensor_type_info_get(type);
+        for (size_t k = 0; k < sizeof widths / sizeof widths[0]; k++) {
+            const int64_t K = widths[k], M = 37;
+            if (K % info->block_size != 0)
+                continue;
+            const size_t nbytes = (size_t)(M * K / info->block_size) * info->block_bytes;
+            void *rows = malloc(nbytes);
+            CHECK(rows && random_blocks(type, rows, nbytes, (uint64_t)(t * 10 + k)));
+            const double mean_w = mean_abs_rows(type, rows, K, M);
+            bool ok = true;
+            for (size_t n = 0; ok && n < sizeof columns / sizeof columns[0]; n++) {
+                mm_shape s = {type, K, M, columns[n], 1, 1, 1, 1, rows};
+                ok = compare_product(&s, mean_w, why, sizeof why);
+            }
+            free(rows);
+            CHECK_MSG(ok, "%s", why);
+        }
+    }
+}
+
 /* Types without a CUDA decoder are refused, so a scheduler leaves them to the CPU. */
 TEST(test_cuda_mul_mat_refuses_types_without_decoder)
 {
     inf_backend *cuda = cuda_test_backend();
     inf_context *ctx = inf_context_new(16 * inf_tensor_overhead(), true);
     CHECK(ctx);
-    inf_tensor *w = inf_tensor_new_2d(ctx, GGTK_TENSOR_IQ4_NL, 256, 4);
+    inf_tensor *w = inf_tensor_new_2d(ctx, GGTK_TENSOR_IQ2_XXS, 256, 4);
     inf_tensor *x = inf_tensor_new_2d(ctx, GGTK_TENSOR_F32, 256, 2);
     inf_tensor *ok_w = inf_tensor_new_2d(ctx, GGTK_TENSOR_Q4_0, 256, 4);
     inf_tensor *refused = inf_mul_mat(ctx, w, x), *accepted = inf_mul_mat(ctx, ok_w, x);

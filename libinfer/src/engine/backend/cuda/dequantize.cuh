@@ -16,7 +16,13 @@
  * Device code contracts a * b + c into one fused multiply-add unless told otherwise; the scalar
  * dequantizers round the product first, so every product and sum here goes through cuda_mul /
  * cuda_add, which never contract. Half-precision fields are widened by bit arithmetic, not by the
- * CUDA intrinsics, so that the same code runs in C. */
+ * CUDA intrinsics, so that the same code runs in C.
+ *
+ * Types: F32, F16, BF16, the legacy Q4_0..Q8_0 and the K-quants Q2_K..Q6_K in both forms; IQ4_NL,
+ * IQ4_XS, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0 and Q2_0 as elements only (their products take the
+ * float kernels). The codebook types IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS and IQ3_S are
+ * not decoded: their grids (iq_grids.c) would have to live in __constant__ memory, and
+ * cuda_type_decodable() refuses them, so the CPU keeps those nodes. */
 #ifndef INF_CUDA_DEQUANTIZE_CUH
 #define INF_CUDA_DEQUANTIZE_CUH
 
@@ -29,6 +35,7 @@
 #define _Static_assert static_assert
 #endif
 #include "engine/quant_kernels/quant_internal.h"
+#include "engine/quant_kernels/quant_iqblocks.h"
 #include "engine/quant_kernels/quant_kblocks.h"
 
 #if defined(__CUDACC__) || defined(INF_CUDA_EMULATION)
@@ -289,6 +296,116 @@ CUDA_HD float cuda_dq_q6_k(const void *row, int64_t i)
     return cuda_mul(dl, (float)q);
 }
 
+/* ---- element decoders: the dequantize-only types without codebook grids ---- */
+
+/* The 16 non-uniform levels of IQ4_NL/IQ4_XS codes (a local table: device code cannot read the
+ * host's quant_kvalues_iq4nl). */
+CUDA_HD int cuda_iq4_level(int code)
+{
+    const int8_t levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+    return levels[code];
+}
+
+/* Twice the E2M1 value of an FP4 code (the FP4 types halve their scales instead). */
+CUDA_HD int cuda_fp4_level(int code)
+{
+    const int8_t levels[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+    return levels[code];
+}
+
+CUDA_HD float cuda_dq_iq4_nl(const void *row, int64_t i)
+{
+    const block_iq4_nl *b = (const block_iq4_nl *)row + i / 32;
+    return cuda_mul(cuda_half_to_float(b->d), (float)cuda_iq4_level(cuda_nibble(b->qs, (int)(i % 32))));
+}
+
+/* IQ4_XS: sub-block j of 32 has a 6-bit scale (minus 32), low 4 bits in scales_l, high 2 in
+ * scales_h; its codes are IQ4_NL's nibbles of qs[16 j ..]. */
+CUDA_HD float cuda_dq_iq4_xs(const void *row, int64_t i)
+{
+    const block_iq4_xs *b = (const block_iq4_xs *)row + i / 256;
+    const int e = (int)(i % 256), j = e / 32;
+    const int low = (b->scales_l[j / 2] >> (4 * (j % 2))) & 0x0F;
+    const int high = (cuda_load_u16((const uint8_t *)&b->scales_h) >> (2 * j)) & 3;
+    const float dl = cuda_mul(cuda_half_to_float(b->d), (float)((low | (high << 4)) - 32));
+    return cuda_mul(dl, (float)cuda_iq4_level(cuda_nibble(b->qs + 16 * j, e % 32)));
+}
+
+/* Trit n (0 = most significant) of a TQ1_0 byte, a base-3 fraction in 1/256ths. */
+CUDA_HD int cuda_tq1_trit(uint8_t byte, int n)
+{
+    const uint8_t pow3[5] = {1, 3, 9, 27, 81};
+    return ((uint8_t)(byte * pow3[n]) * 3) >> 8;
+}
+
+/* TQ1_0: elements 0..159 are the 5 trits of qs[0..31], 160..239 those of qs[32..47], 240..255
+ * the 4 of qh[0..3], each group digit-major (all bytes' digit 0 first). */
+CUDA_HD float cuda_dq_tq1_0(const void *row, int64_t i)
+{
+    const block_tq1_0 *b = (const block_tq1_0 *)row + i / 256;
+    const int e = (int)(i % 256);
+    int t;
+    if (e < 160)
+        t = cuda_tq1_trit(b->qs[e % 32], e / 32);
+    else if (e < 240)
+        t = cuda_tq1_trit(b->qs[32 + (e - 160) % 16], (e - 160) / 16);
+    else
+        t = cuda_tq1_trit(b->qh[(e - 240) % 4], (e - 240) / 4);
+    return cuda_mul((float)(t - 1), cuda_half_to_float(b->d));
+}
+
+/* TQ2_0: in each 32 bytes (128 elements), element 32 p + m is bit pair p of byte m. */
+CUDA_HD float cuda_dq_tq2_0(const void *row, int64_t i)
+{
+    const block_tq2_0 *b = (const block_tq2_0 *)row + i / 256;
+    const int e = (int)(i % 256);
+    const int q = (b->qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
+    return cuda_mul((float)(q - 1), cuda_half_to_float(b->d));
+}
+
+/* MXFP4: half of the E8M0 scale 2^(e - 127) (exponents 0 and 1 give denormals). */
+CUDA_HD float cuda_dq_mxfp4(const void *row, int64_t i)
+{
+    const block_mxfp4 *b = (const block_mxfp4 *)row + i / 32;
+    const float half_scale = cuda_bits_to_float(b->e < 2 ? 0x00200000u << b->e : (uint32_t)(b->e - 1) << 23);
+    return cuda_mul((float)cuda_fp4_level(cuda_nibble(b->qs, (int)(i % 32))), half_scale);
+}
+
+/* Half of an unsigned E4M3 scale; 0x7F (NaN) reads as 0. */
+CUDA_HD float cuda_ue4m3_half(uint8_t x)
+{
+    if (x == 0 || x == 0x7F)
+        return 0.0f;
+    const int exponent = (x >> 3) & 0x0F, mantissa = x & 7;
+    if (exponent == 0)
+        return (float)mantissa * 9.765625e-4f; /* 2^-10 */
+    return (float)(8 + mantissa) * cuda_bits_to_float((uint32_t)(exponent - 11 + 127) << 23);
+}
+
+/* NVFP4: 64 elements, each 16 with their own scale and 8 bytes of nibbles (low ones first). */
+CUDA_HD float cuda_dq_nvfp4(const void *row, int64_t i)
+{
+    const block_nvfp4 *b = (const block_nvfp4 *)row + i / 64;
+    const int e = (int)(i % 64), s = e / 16, j = e % 16;
+    const int code = j < 8 ? b->qs[8 * s + j] & 0x0F : b->qs[8 * s + j - 8] >> 4;
+    return cuda_mul((float)cuda_fp4_level(code), cuda_ue4m3_half(b->d[s]));
+}
+
+CUDA_HD float cuda_dq_q1_0(const void *row, int64_t i)
+{
+    const block_q1_0 *b = (const block_q1_0 *)row + i / 128;
+    const int e = (int)(i % 128);
+    const float d = cuda_half_to_float(b->d);
+    return (b->qs[e / 8] >> (e % 8)) & 1 ? d : -d;
+}
+
+CUDA_HD float cuda_dq_q2_0(const void *row, int64_t i)
+{
+    const block_q2_0 *b = (const block_q2_0 *)row + i / 64;
+    const int e = (int)(i % 64);
+    return cuda_mul((float)(((b->qs[e / 4] >> (2 * (e % 4))) & 3) - 1), cuda_half_to_float(b->d));
+}
+
 /* ---- 32-column blocks for the integer dot products ---- */
 
 /* One block of 32 columns: 32 signed codes, 4 to a word, and per sub-block a scale and minimum
@@ -447,6 +564,14 @@ CUDA_HD bool cuda_type_decodable(ggtk_tensor_type type)
     case GGTK_TENSOR_Q4_K:
     case GGTK_TENSOR_Q5_K:
     case GGTK_TENSOR_Q6_K:
+    case GGTK_TENSOR_IQ4_NL:
+    case GGTK_TENSOR_IQ4_XS:
+    case GGTK_TENSOR_TQ1_0:
+    case GGTK_TENSOR_TQ2_0:
+    case GGTK_TENSOR_MXFP4:
+    case GGTK_TENSOR_NVFP4:
+    case GGTK_TENSOR_Q1_0:
+    case GGTK_TENSOR_Q2_0:
         return true;
     default:
         return false;
@@ -483,6 +608,22 @@ CUDA_HD float cuda_dq_element(ggtk_tensor_type type, const void *row, int64_t i)
         return cuda_dq_q5_k(row, i);
     case GGTK_TENSOR_Q6_K:
         return cuda_dq_q6_k(row, i);
+    case GGTK_TENSOR_IQ4_NL:
+        return cuda_dq_iq4_nl(row, i);
+    case GGTK_TENSOR_IQ4_XS:
+        return cuda_dq_iq4_xs(row, i);
+    case GGTK_TENSOR_TQ1_0:
+        return cuda_dq_tq1_0(row, i);
+    case GGTK_TENSOR_TQ2_0:
+        return cuda_dq_tq2_0(row, i);
+    case GGTK_TENSOR_MXFP4:
+        return cuda_dq_mxfp4(row, i);
+    case GGTK_TENSOR_NVFP4:
+        return cuda_dq_nvfp4(row, i);
+    case GGTK_TENSOR_Q1_0:
+        return cuda_dq_q1_0(row, i);
+    case GGTK_TENSOR_Q2_0:
+        return cuda_dq_q2_0(row, i);
     default:
         return 0.0f;
     }

@@ -106,7 +106,8 @@ static __global__ void mmvq_kernel(mmv_shape s, ggtk_tensor_type type, const cha
     store_row(&s, dst, batch, m, acc);
 }
 
-/* Float weights: element k of every column n is read from src1 in place (any strides). */
+/* Weights without an integer path (float types, IQ4_NL, TQ*, FP4 ...), decoded element by
+ * element; element k of every column n is read from src1 in place (any strides). */
 static __global__ void mmv_float_kernel(mmv_shape s, ggtk_tensor_type type, const char *w, cuda_rows x, char *dst)
 {
     const int64_t m = (int64_t)blockIdx.x * WARPS + threadIdx.x / 32, batch = blockIdx.y;

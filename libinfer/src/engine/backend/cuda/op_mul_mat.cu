@@ -1,9 +1,10 @@
 /* op_mul_mat.cu - MUL_MAT: dst[m, n] = dot(row m of src0, row n of src1) for every dst batch,
  * src0 of any type dequantize.cuh decodes, src1 F32 with any strides, grouped-query broadcast of
  * src0 over dims 2 and 3 (as the CPU backend, op_mul_mat.c). The route:
- *  - n <= CUDA_MMV_MAX_COLS: one warp per output row (mmvq.cu); quantized weights meet src1
- *    quantized on the device as the CPU quantizes it (quantize_act.cu), float weights meet src1
- *    as it is;
+ *  - n <= CUDA_MMV_MAX_COLS: one warp per output row (mmvq.cu); the types of the CPU's integer
+ *    path meet src1 quantized on the device as the CPU quantizes it (quantize_act.cu), the others
+ *    (float types, and IQ4_NL, TQ*, FP4 ... which the CPU also multiplies in float) meet src1 as
+ *    it is, their weights decoded element by element;
  *  - larger n: cuBLAS (mul_mat_cublas.cu), quantized weights dequantized to F16 first. */
 #include "cuda_ops.cuh"
 #include "mul_mat.cuh"
@@ -43,7 +44,7 @@ ggtk_status cuda_mul_mat_compute(cuda_ctx *ctx, inf_tensor *node, ggtk_error *er
     const inf_tensor *w = node->src[0], *x = node->src[1];
     if (x->ne[1] > CUDA_MMV_MAX_COLS)
         return cuda_mul_mat_cublas(ctx, node, err);
-    if (is_float_type(w->type))
+    if (cuda_act_of(w->type) == CUDA_ACT_NONE)
         return cuda_mmv_float(ctx, node, err);
     const cuda_rows xr = cuda_rows_of(x);
     cuda_act act;
