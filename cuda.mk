@@ -14,7 +14,7 @@ NVCC      ?= $(CUDA_HOME)/bin/nvcc
 CUDA_ARCHS ?= sm_80 sm_86 sm_89 sm_90 compute_90
 
 CUDA_CU_SRC  := $(sort $(shell find libinfer/src -name '*.cu'))
-CUDA_EMU_SRC := $(sort $(shell find libinfer/src/engine/backend/cuda/emulator -name '*.cpp' 2>/dev/null))
+CUDA_EMU_SRC := $(sort $(shell find libinfer/src/engine/backend/cuda/emulator/ -name '*.cpp' 2>/dev/null))
 CUDA_ABSENT_SRC := libinfer/src/engine/backend/cuda_absent.c
 cuda_obj = $(patsubst %,$(BUILD)/obj/%.o,$(basename $(1)))
 
@@ -46,6 +46,9 @@ CUDA_LDLIBS    := -lstdc++
 ifeq ($(SAN),1)
 CUDA_EMU_FLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 endif
+endif
+ifneq ($(CUDA_OBJ),)
+INFER_LDLIBS += -Wl,--version-script=libinfer/src/engine/backend/cuda/cxx_exports.ver
 endif
 LIB_LDLIBS += $(CUDA_LDLIBS)
 LDLIBS_ALL += $(CUDA_LDLIBS)

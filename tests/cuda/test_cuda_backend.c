@@ -199,7 +199,7 @@ TEST(test_cuda_compute_refuses_an_unsupported_node_naming_it)
     CHECK(buffer);
     CHECK(!inf_backend_supports(cuda, sum));
     CHECK(inf_backend_compute(cuda, graph, &err) == GGTK_ERR_UNSUPPORTED);
-    CHECK_MSG(strstr(err.message, "cuda: node 0 'odd_sum' (add): not supported") == err.message,
+    CHECK_MSG(strstr(err.message, "cuda: node 0 'odd_sum' (ADD): not supported") == err.message,
               "message: %s", err.message);
     inf_buffer_free(buffer);
     inf_context_free(ctx);
