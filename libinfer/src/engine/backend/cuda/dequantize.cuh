@@ -416,18 +416,34 @@ typedef struct cuda_q32 {
     float m[2];
 } cuda_q32;
 
-/* Store code c of element e. */
-CUDA_HD void cuda_q32_put(cuda_q32 *out, int e, int c)
+/* The words are built 4 codes at a time from 32-bit loads of the code bytes; these helpers work
+ * on the 4 bytes of a word at once. */
+
+/* Each byte minus k, as signed bytes: v's bytes are codes 0..127 and k <= 128, so with the top
+ * bit of each byte set first no byte borrows from its neighbour. */
+CUDA_HD int32_t cuda_sub_bytes(uint32_t v, uint32_t k)
 {
-    const uint32_t byte = (uint32_t)(uint8_t)(int8_t)c;
-    out->q[e / 4] = (int32_t)(((uint32_t)out->q[e / 4] & ~(0xFFu << (8 * (e % 4)))) | (byte << (8 * (e % 4))));
+    return (int32_t)(((v | 0x80808080u) - k * 0x01010101u) ^ 0x80808080u);
+}
+
+/* Bits 0..3 of `bits` moved to bit `at` of bytes 0..3. */
+CUDA_HD uint32_t cuda_spread_bits(uint32_t bits, int at)
+{
+    return ((bits & 1) | ((bits & 2) << 7) | ((bits & 4) << 14) | ((bits & 8) << 21)) << at;
+}
+
+/* Word w (elements 4w .. 4w + 3) of a 32-element block's 16 nibble bytes: low nibbles of bytes
+ * 4w.. for w < 4, high nibbles of bytes 4(w - 4).. after. */
+CUDA_HD uint32_t cuda_nibble_word(const uint8_t *qs, int w)
+{
+    return (cuda_load_u32(qs + 4 * (w % 4)) >> (4 * (w / 4))) & 0x0F0F0F0Fu;
 }
 
 CUDA_HD void cuda_q32_q4_0(const void *row, int64_t b, cuda_q32 *out)
 {
     const block_q4_0 *blk = (const block_q4_0 *)row + b;
-    for (int e = 0; e < 32; e++)
-        cuda_q32_put(out, e, cuda_nibble(blk->qs, e) - 8);
+    for (int w = 0; w < 8; w++)
+        out->q[w] = cuda_sub_bytes(cuda_nibble_word(blk->qs, w), 8);
     out->d[0] = cuda_half_to_float(blk->d);
     out->m[0] = 0.0f;
 }
@@ -435,17 +451,23 @@ CUDA_HD void cuda_q32_q4_0(const void *row, int64_t b, cuda_q32 *out)
 CUDA_HD void cuda_q32_q4_1(const void *row, int64_t b, cuda_q32 *out)
 {
     const block_q4_1 *blk = (const block_q4_1 *)row + b;
-    for (int e = 0; e < 32; e++)
-        cuda_q32_put(out, e, cuda_nibble(blk->qs, e));
+    for (int w = 0; w < 8; w++)
+        out->q[w] = (int32_t)cuda_nibble_word(blk->qs, w);
     out->d[0] = cuda_half_to_float(blk->d);
     out->m[0] = cuda_half_to_float(blk->m);
+}
+
+/* Q5_0/Q5_1: the fifth bits of elements 4w .. 4w + 3 are bits 4w .. 4w + 3 of qh. */
+CUDA_HD uint32_t cuda_q5_word(const uint8_t *qs, const uint8_t *qh, int w)
+{
+    return cuda_nibble_word(qs, w) | cuda_spread_bits((cuda_load_u32(qh) >> (4 * w)) & 0x0F, 4);
 }
 
 CUDA_HD void cuda_q32_q5_0(const void *row, int64_t b, cuda_q32 *out)
 {
     const block_q5_0 *blk = (const block_q5_0 *)row + b;
-    for (int e = 0; e < 32; e++)
-        cuda_q32_put(out, e, cuda_q5_code(blk->qs, blk->qh, e) - 16);
+    for (int w = 0; w < 8; w++)
+        out->q[w] = cuda_sub_bytes(cuda_q5_word(blk->qs, blk->qh, w), 16);
     out->d[0] = cuda_half_to_float(blk->d);
     out->m[0] = 0.0f;
 }
@@ -453,8 +475,8 @@ CUDA_HD void cuda_q32_q5_0(const void *row, int64_t b, cuda_q32 *out)
 CUDA_HD void cuda_q32_q5_1(const void *row, int64_t b, cuda_q32 *out)
 {
     const block_q5_1 *blk = (const block_q5_1 *)row + b;
-    for (int e = 0; e < 32; e++)
-        cuda_q32_put(out, e, cuda_q5_code(blk->qs, blk->qh, e));
+    for (int w = 0; w < 8; w++)
+        out->q[w] = (int32_t)cuda_q5_word(blk->qs, blk->qh, w);
     out->d[0] = cuda_half_to_float(blk->d);
     out->m[0] = cuda_half_to_float(blk->m);
 }
@@ -468,13 +490,20 @@ CUDA_HD void cuda_q32_q8_0(const void *row, int64_t b, cuda_q32 *out)
     out->m[0] = 0.0f;
 }
 
+/* The 2-bit codes of word w of block j of a Q2_K/Q3_K super-block: bit pair j % 4 of bytes
+ * 32 (j / 4) + 4w ... */
+CUDA_HD uint32_t cuda_two_bit_word(const uint8_t *qs, int j, int w)
+{
+    return (cuda_load_u32(qs + 32 * (j / 4) + 4 * w) >> (2 * (j % 4))) & 0x03030303u;
+}
+
 /* Q2_K block j of a super-block: sub-blocks 2j and 2j + 1; x = dl * q - ml is dl * q + (-ml). */
 CUDA_HD void cuda_q32_q2_k(const void *row, int64_t b, cuda_q32 *out)
 {
     const block_q2_K *blk = (const block_q2_K *)row + b / 8;
     const int j = (int)(b % 8);
-    for (int e = 0; e < 32; e++)
-        cuda_q32_put(out, e, cuda_two_bit_code(blk->qs, 32 * j + e));
+    for (int w = 0; w < 8; w++)
+        out->q[w] = (int32_t)cuda_two_bit_word(blk->qs, j, w);
     for (int s = 0; s < 2; s++) {
         const int sc = blk->scales[2 * j + s];
         out->d[s] = cuda_mul(cuda_half_to_float(blk->d), (float)(sc & 0x0F));
@@ -482,13 +511,14 @@ CUDA_HD void cuda_q32_q2_k(const void *row, int64_t b, cuda_q32 *out)
     }
 }
 
+/* Q3_K: the third bit of element e of block j is bit j of hmask[e]; q = u - 4 with u the 3 bits. */
 CUDA_HD void cuda_q32_q3_k(const void *row, int64_t b, cuda_q32 *out)
 {
     const block_q3_K *blk = (const block_q3_K *)row + b / 8;
     const int j = (int)(b % 8);
-    for (int e = 0; e < 32; e++) {
-        const int high = (blk->hmask[e] >> j) & 1;
-        cuda_q32_put(out, e, cuda_two_bit_code(blk->qs, 32 * j + e) - (high ? 0 : 4));
+    for (int w = 0; w < 8; w++) {
+        const uint32_t high = (cuda_load_u32(blk->hmask + 4 * w) >> j) & 0x01010101u;
+        out->q[w] = cuda_sub_bytes(cuda_two_bit_word(blk->qs, j, w) | (high << 2), 4);
     }
     for (int s = 0; s < 2; s++) {
         out->d[s] = cuda_mul(cuda_half_to_float(blk->d), (float)cuda_q3_kscale(blk->scales, 2 * j + s));
@@ -496,12 +526,18 @@ CUDA_HD void cuda_q32_q3_k(const void *row, int64_t b, cuda_q32 *out)
     }
 }
 
+/* Q4_K/Q5_K block j: low (even j) or high nibbles of qs[32 (j / 2) + e]. */
+CUDA_HD uint32_t cuda_k_nibble_word(const uint8_t *qs, int j, int w)
+{
+    return (cuda_load_u32(qs + 32 * (j / 2) + 4 * w) >> (4 * (j % 2))) & 0x0F0F0F0Fu;
+}
+
 CUDA_HD void cuda_q32_q4_k(const void *row, int64_t b, cuda_q32 *out)
 {
     const block_q4_K *blk = (const block_q4_K *)row + b / 8;
     const int j = (int)(b % 8);
-    for (int e = 0; e < 32; e++)
-        cuda_q32_put(out, e, (blk->qs[32 * (j / 2) + e] >> (4 * (j % 2))) & 0x0F);
+    for (int w = 0; w < 8; w++)
+        out->q[w] = (int32_t)cuda_k_nibble_word(blk->qs, j, w);
     int sc, m;
     cuda_kscale_min(blk->scales, j, &sc, &m);
     out->d[0] = cuda_mul(cuda_half_to_float(blk->d), (float)sc);
@@ -512,22 +548,25 @@ CUDA_HD void cuda_q32_q5_k(const void *row, int64_t b, cuda_q32 *out)
 {
     const block_q5_K *blk = (const block_q5_K *)row + b / 8;
     const int j = (int)(b % 8);
-    for (int e = 0; e < 32; e++)
-        cuda_q32_put(out, e, ((blk->qs[32 * (j / 2) + e] >> (4 * (j % 2))) & 0x0F) |
-                                 (((blk->qh[e] >> j) & 1) << 4));
+    for (int w = 0; w < 8; w++) {
+        const uint32_t high = (cuda_load_u32(blk->qh + 4 * w) >> j) & 0x01010101u;
+        out->q[w] = (int32_t)(cuda_k_nibble_word(blk->qs, j, w) | (high << 4));
+    }
     int sc, m;
     cuda_kscale_min(blk->scales, j, &sc, &m);
     out->d[0] = cuda_mul(cuda_half_to_float(blk->d), (float)sc);
     out->m[0] = -cuda_mul(cuda_half_to_float(blk->dmin), (float)m);
 }
 
+/* Q6_K block j = 4h + k: nibble k / 2 of ql[64 h + 32 (k % 2) + e], bit pair k of qh[32 h + e]. */
 CUDA_HD void cuda_q32_q6_k(const void *row, int64_t b, cuda_q32 *out)
 {
     const block_q6_K *blk = (const block_q6_K *)row + b / 8;
     const int j = (int)(b % 8), h = j / 4, k = j % 4;
-    for (int e = 0; e < 32; e++) {
-        const int low = (blk->ql[64 * h + 32 * (k % 2) + e] >> (4 * (k / 2))) & 0x0F;
-        cuda_q32_put(out, e, (low | (((blk->qh[32 * h + e] >> (2 * k)) & 3) << 4)) - 32);
+    for (int w = 0; w < 8; w++) {
+        const uint32_t low = (cuda_load_u32(blk->ql + 64 * h + 32 * (k % 2) + 4 * w) >> (4 * (k / 2))) & 0x0F0F0F0Fu;
+        const uint32_t high = (cuda_load_u32(blk->qh + 32 * h + 4 * w) >> (2 * k)) & 0x03030303u;
+        out->q[w] = cuda_sub_bytes(low | (high << 4), 32);
     }
     for (int s = 0; s < 2; s++) {
         out->d[s] = cuda_mul(cuda_half_to_float(blk->d), (float)blk->scales[2 * j + s]);
