@@ -28,9 +28,10 @@ cuda_gencode = $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(subst compute_,
 NVCC_FLAGS := -std=c++17 -O3 -g -Werror all-warnings $(cuda_gencode) \
               -Xcompiler -fPIC,-fvisibility=hidden,-Wall,-Wextra,-ffp-contract=off \
               -MMD -MP -Ilibgguf/include -Ilibinfer/include -Ilibinfer/src $(NVCCFLAGS)
-# The emulator build: the same sources as host C++.
+# The emulator build: the same sources as host C++. Stack-clash protection makes a kernel frame
+# larger than a fiber stack hit the stack's guard page (docs/cuda_emulator.md).
 CUDA_EMU_FLAGS := -std=c++17 $(OPT) -g -DINF_CUDA_EMULATION -Wall -Wextra -Werror -ffp-contract=off \
-                  -D_GNU_SOURCE -fPIC -fvisibility=hidden -pthread -MMD -MP \
+                  -fstack-clash-protection -D_GNU_SOURCE -fPIC -fvisibility=hidden -pthread -MMD -MP \
                   -Ilibgguf/include -Ilibinfer/include -Ilibinfer/src $(CXXFLAGS)
 
 ifeq ($(CUDA),1)
@@ -64,3 +65,11 @@ endif
 $(BUILD)/obj/%.o: %.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CUDA_EMU_FLAGS) -c $< -o $@
+
+# make test CUDA_EMU=1 also runs the emulator's own tests (tests/cuda/emulator/run.sh).
+ifeq ($(CUDA_EMU),1)
+.PHONY: test-cuda-emulator
+test: test-cuda-emulator
+test-cuda-emulator:
+	BUILD=$(BUILD) SAN=$(SAN) sh tests/cuda/emulator/run.sh
+endif

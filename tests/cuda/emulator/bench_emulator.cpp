@@ -77,6 +77,30 @@ template <typename K> void time_reduction(const char *name, K kernel, const floa
            threads, n, per_launch * 1e3, per_launch * 1e9 / (static_cast<double>(blocks) * threads));
 }
 
+/* C (m x n, F32) = A^T (k x m, F16, as ggml stores weights) x B (k x n, F32 converted to F16). */
+void time_gemm(int m, int n, int k)
+{
+    void *a = nullptr, *b = nullptr, *c = nullptr;
+    cudaMalloc(&a, static_cast<size_t>(m) * k * 2);
+    cudaMalloc(&b, static_cast<size_t>(k) * n * 2);
+    cudaMalloc(&c, static_cast<size_t>(m) * n * 4);
+    cudaMemset(a, 0, static_cast<size_t>(m) * k * 2);
+    cudaMemset(b, 0, static_cast<size_t>(k) * n * 2);
+    cublasHandle_t h;
+    cublasCreate(&h);
+    float one = 1.0f, zero = 0.0f;
+    double t0 = cpu_seconds();
+    cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, a, CUDA_R_16F, k, b, CUDA_R_16F, k, &zero, c, CUDA_R_32F,
+                 m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    double s = cpu_seconds() - t0;
+    printf("cublasGemmEx F16 x F16 -> F32, m=%d n=%d k=%d: %.1f ms (%.2f GFLOP/s)\n", m, n, k, s * 1e3,
+           2.0 * m * n * k / s * 1e-9);
+    cublasDestroy(h);
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(c);
+}
+
 } // namespace
 
 int main()
@@ -99,6 +123,8 @@ int main()
     double switches = static_cast<double>(blocks) * threads * rounds;
     printf("__syncthreads: %.1f ns per thread per barrier (one fiber switch each)\n",
            (cpu_seconds() - t0) * 1e9 / switches);
+    time_gemm(576, 512, 576);
+    time_gemm(1536, 512, 576);
     if (cudaGetLastError() != cudaSuccess)
         return 1;
     cudaFree(dx);

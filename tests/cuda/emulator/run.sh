@@ -3,14 +3,24 @@
 # host C++ compiler, as the backend is compiled for `make CUDA_EMU=1`, and runs them.
 #   tests/cuda/emulator/run.sh [substring...]   run the tests (all, or those whose name matches)
 #   tests/cuda/emulator/run.sh --bench          time launches of a block reduction instead
-# BUILD (default build) picks the output folder, CXX/CC the compilers.
+# BUILD (default build) picks the output folder, CXX/CC the compilers; SAN=1 builds with
+# AddressSanitizer and UBSan (in BUILD/cuda-emulator-san), UCONTEXT=1 with the portable context
+# switch instead of the assembly one (in BUILD/cuda-emulator-ucontext).
 set -eu
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 out="${BUILD:-$root/build}/cuda-emulator"
 CXX=${CXX:-g++}
 CC=${CC:-gcc}
-CXXFLAGS="-std=c++17 -O2 -g -Wall -Wextra -Werror -ffp-contract=off -fPIC -fvisibility=hidden -pthread
+CXXFLAGS="-std=c++17 -O2 -g -Wall -Wextra -Werror -ffp-contract=off -fstack-clash-protection -fPIC -fvisibility=hidden -pthread
           -DINF_CUDA_EMULATION -I$root/libinfer/src/engine/backend/cuda -I$root/tests"
+if [ "${SAN:-0}" = 1 ]; then
+    out="$out-san"
+    CXXFLAGS="$CXXFLAGS -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+fi
+if [ "${UCONTEXT:-0}" = 1 ]; then
+    out="$out-ucontext"
+    CXXFLAGS="$CXXFLAGS -DINF_EMU_UCONTEXT"
+fi
 mkdir -p "$out"
 
 # Compile each source when it (or any emulator header) is newer than its object.
@@ -29,16 +39,16 @@ for src in "$root"/libinfer/src/engine/backend/cuda/emulator/*.cpp; do
     compile "$src" "$obj" $CXX $CXXFLAGS
     objs="$objs $obj"
 done
-compile "$root/tests/test_main.c" "$out/test_main.o" $CC -std=c11 -O2
+compile "$root/tests/test_main.c" "$out/test_main.o" $CC -std=c11 -O2 -fPIC
 tests=""
 for src in "$root"/tests/cuda/emulator/test_*.cpp; do
     obj="$out/$(basename "$src" .cpp).o"
     compile "$src" "$obj" $CXX $CXXFLAGS
     tests="$tests $obj"
 done
-$CXX -pthread -o "$out/run_emulator_tests" $objs $tests "$out/test_main.o"
+$CXX $CXXFLAGS -o "$out/run_emulator_tests" $objs $tests "$out/test_main.o"
 compile "$root/tests/cuda/emulator/bench_emulator.cpp" "$out/bench_emulator.o" $CXX $CXXFLAGS
-$CXX -pthread -o "$out/bench_emulator" $objs "$out/bench_emulator.o"
+$CXX $CXXFLAGS -o "$out/bench_emulator" $objs "$out/bench_emulator.o"
 
 if [ "${1:-}" = "--bench" ]; then
     exec "$out/bench_emulator"

@@ -242,6 +242,11 @@ TEST(test_emulator_cublas_rejects_bad_arguments)
     /* C reaching past its allocation. */
     CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 64, 65, 8, &one, d, CUDA_R_32F, 64, d, CUDA_R_32F, 8, &one, d,
                        CUDA_R_32F, 64, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_EXECUTION_FAILED);
+    /* C aliasing A. */
+    CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, d, CUDA_R_32F, 8, d + 64, CUDA_R_32F, 8, &one,
+                       d + 32, CUDA_R_32F, 8, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_EXECUTION_FAILED);
+    CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, d, CUDA_R_32F, 8, d + 64, CUDA_R_32F, 8, &one,
+                       d + 128, CUDA_R_32F, 8, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
     CHECK(cublasGemmEx(nullptr, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, d, CUDA_R_32F, 8, d, CUDA_R_32F, 8, &one, d,
                        CUDA_R_32F, 8, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_NOT_INITIALIZED);
     CHECK(strcmp(cublasGetStatusName(CUBLAS_STATUS_NOT_SUPPORTED), "CUBLAS_STATUS_NOT_SUPPORTED") == 0);

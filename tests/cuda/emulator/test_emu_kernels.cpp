@@ -321,6 +321,44 @@ TEST(test_emulator_thread_indices_of_3d_launches)
                         }
 }
 
+/* The counting barriers, twice in a row with different predicates (their counts must not mix),
+ * and the byte-wise intrinsics. */
+__global__ void counting_barriers(int *out)
+{
+    int t = static_cast<int>(threadIdx.x);
+    int count = __syncthreads_count(t % 3 == 0);
+    int all = __syncthreads_and(t < 1000);
+    int any = __syncthreads_or(t == 77);
+    int none = __syncthreads_or(0);
+    if (t == 5) {
+        out[0] = count;
+        out[1] = all;
+        out[2] = any;
+        out[3] = none;
+        out[4] = static_cast<int>(__vsubss4(0x80ff7f10u, 0x01ff8020u));
+        out[5] = static_cast<int>(__vcmpeq4(0x11223344u, 0x11003300u));
+        out[6] = static_cast<int>(__vadd4(0xff01ff01u, 0x01010101u));
+    }
+}
+
+TEST(test_emulator_counting_barriers_and_byte_intrinsics)
+{
+    int *d = nullptr;
+    CHECK(cudaMalloc(reinterpret_cast<void **>(&d), 7 * sizeof(int)) == cudaSuccess);
+    CUDA_LAUNCH(counting_barriers, 2, 100, 0, 0, d);
+    CHECK(cudaGetLastError() == cudaSuccess);
+    int out[7];
+    cudaMemcpy(out, d, sizeof out, cudaMemcpyDeviceToHost);
+    CHECK_MSG(out[0] == 34 && out[1] == 1 && out[2] == 1 && out[3] == 0, "count %d and %d or %d %d", out[0], out[1],
+              out[2], out[3]);
+    /* Bytes from the low one: 0x10-0x20 = -16 (f0), 127-(-128) saturates to 127 (7f), -1-(-1) = 0,
+     * -128-1 saturates to -128 (80). */
+    CHECK_MSG(static_cast<unsigned int>(out[4]) == 0x80007ff0u, "__vsubss4 %08x", out[4]);
+    CHECK_MSG(static_cast<unsigned int>(out[5]) == 0xff00ff00u, "__vcmpeq4 %08x", out[5]);
+    CHECK_MSG(static_cast<unsigned int>(out[6]) == 0x00020002u, "__vadd4 %08x", out[6]);
+    cudaFree(d);
+}
+
 struct scale_params {
     float factor;
     int64_t n;

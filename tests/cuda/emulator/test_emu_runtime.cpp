@@ -137,4 +137,41 @@ TEST(test_emulator_streams_events_and_pinned_memory)
     CHECK(cudaHostUnregister(page.data()) == cudaErrorHostMemoryNotRegistered);
 }
 
+__constant__ float table[4];
+
+__global__ void occupancy_probe() {}
+
+TEST(test_emulator_async_allocation_pointer_attributes_symbols_and_occupancy)
+{
+    cudaStream_t s;
+    CHECK(cudaStreamCreate(&s) == cudaSuccess);
+    void *d = nullptr, *pinned = nullptr;
+    CHECK(cudaMallocAsync(&d, 1000, s) == cudaSuccess && d);
+    CHECK(cudaMallocHost(&pinned, 64) == cudaSuccess);
+    cudaPointerAttributes attr;
+    CHECK(cudaPointerGetAttributes(&attr, static_cast<char *>(d) + 999) == cudaSuccess &&
+          attr.type == cudaMemoryTypeDevice);
+    CHECK(cudaPointerGetAttributes(&attr, static_cast<char *>(d) + 1000) == cudaSuccess &&
+          attr.type == cudaMemoryTypeUnregistered);
+    CHECK(cudaPointerGetAttributes(&attr, pinned) == cudaSuccess && attr.type == cudaMemoryTypeHost);
+    int local = 0;
+    CHECK(cudaPointerGetAttributes(&attr, &local) == cudaSuccess && attr.type == cudaMemoryTypeUnregistered);
+    CHECK(cudaFreeAsync(d, s) == cudaSuccess && cudaFreeHost(pinned) == cudaSuccess);
+
+    const float values[2] = {1.5f, -2.0f};
+    CHECK(cudaMemcpyToSymbol(table, values, sizeof values, sizeof(float)) == cudaSuccess);
+    CHECK(table[1] == 1.5f && table[2] == -2.0f);
+    CHECK(cudaMemcpyToSymbol(table, values, sizeof values, 3 * sizeof(float)) == cudaErrorInvalidValue);
+    float back[2];
+    CHECK(cudaMemcpyFromSymbol(back, table, sizeof back, sizeof(float)) == cudaSuccess && back[1] == -2.0f);
+
+    /* 8.0: 2048 threads and 32 blocks per multiprocessor, 164 KiB of shared memory. */
+    int blocks = 0;
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, occupancy_probe, 256, 0) == cudaSuccess && blocks == 8);
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, occupancy_probe, 32, 0) == cudaSuccess && blocks == 32);
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, occupancy_probe, 256, 40 * 1024) == cudaSuccess &&
+          blocks == 4);
+    cudaStreamDestroy(s);
+}
+
 } // namespace

@@ -103,12 +103,28 @@ size_t span(int rows, int cols, int ld)
     return static_cast<size_t>(ld) * (cols - 1) + rows;
 }
 
-bool in_device_memory(const char *call, const char *name, const void *p, size_t elements, cudaDataType type)
+/* The bytes one operand spans. */
+struct byte_range {
+    const char *start;
+    size_t size;
+};
+
+byte_range range_of(const void *p, int rows, int cols, int ld, cudaDataType type)
 {
-    if (elements == 0 || emu::device_range_ok(p, elements * type_size(type), true))
+    return byte_range{static_cast<const char *>(p), span(rows, cols, ld) * type_size(type)};
+}
+
+bool overlap(byte_range a, byte_range b)
+{
+    return a.size && b.size && a.start < b.start + b.size && b.start < a.start + a.size;
+}
+
+bool in_device_memory(const char *call, const char *name, byte_range r)
+{
+    if (r.size == 0 || emu::device_range_ok(r.start, r.size, true))
         return true;
-    fprintf(stderr, "cuda emulator: %s: %s [%p, +%zu bytes) is not inside device memory\n", call, name, p,
-            elements * type_size(type));
+    fprintf(stderr, "cuda emulator: %s: %s [%p, +%zu bytes) is not inside device memory\n", call, name,
+            static_cast<const void *>(r.start), r.size);
     return false;
 }
 
@@ -255,10 +271,18 @@ cublasStatus_t gemm(const char *call, cublasHandle_t handle, cublasOperation_t t
     s.rounding = rounding_for(compute, handle->math_mode, atype);
     bool reads_ab = s.alpha != 0.0f && k > 0;
     for (int i = 0; i < bt.count; i++) {
-        if ((reads_ab && (!in_device_memory(call, "A", bt.a_at(i, atype), span(a_rows, a_cols, lda), atype) ||
-                          !in_device_memory(call, "B", bt.b_at(i, btype), span(b_rows, b_cols, ldb), btype))) ||
-            !in_device_memory(call, "C", bt.c_at(i, ctype), span(m, n, ldc), ctype))
+        byte_range ra = range_of(bt.a_at(i, atype), a_rows, a_cols, lda, atype);
+        byte_range rb = range_of(bt.b_at(i, btype), b_rows, b_cols, ldb, btype);
+        byte_range rc = range_of(bt.c_at(i, ctype), m, n, ldc, ctype);
+        if ((reads_ab && (!in_device_memory(call, "A", ra) || !in_device_memory(call, "B", rb))) ||
+            !in_device_memory(call, "C", rc))
             return CUBLAS_STATUS_EXECUTION_FAILED;
+        /* cuBLAS leaves the result undefined when C shares memory with an input. */
+        if (reads_ab && (overlap(rc, ra) || overlap(rc, rb))) {
+            fprintf(stderr, "cuda emulator: %s: C overlaps %s in product %d of the batch\n", call,
+                    overlap(rc, ra) ? "A" : "B", i);
+            return CUBLAS_STATUS_EXECUTION_FAILED;
+        }
     }
     std::vector<float> panel, bcol;
     for (int i = 0; i < bt.count; i++) {

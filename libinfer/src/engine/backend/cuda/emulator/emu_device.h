@@ -120,6 +120,8 @@ extern unsigned char *dynamic_shared;
 
 /* Block barrier: returns when every thread of the block has called it from the same place. */
 void syncthreads(const char *file, int line);
+/* The same barrier, returning how many threads passed a non-zero predicate. */
+int syncthreads_count(const char *file, int line, int predicate);
 /* Warp exchange: stores this lane's 8 bytes, waits for every lane of the warp, and returns the
  * warp's 32 slots (valid until this lane's next exchange). */
 const uint64_t *warp_exchange(uint64_t bits);
@@ -159,6 +161,20 @@ inline int lane_id()
 /* ---- barriers and warp operations -------------------------------------------------------- */
 
 #define __syncthreads() emu::syncthreads(__FILE__, __LINE__)
+#define __syncthreads_count(predicate) emu::syncthreads_count(__FILE__, __LINE__, (predicate))
+#define __syncthreads_and(predicate)                                                             \
+    (emu::syncthreads_count(__FILE__, __LINE__, (predicate)) ==                                  \
+     static_cast<int>(blockDim.x * blockDim.y * blockDim.z))
+#define __syncthreads_or(predicate) (emu::syncthreads_count(__FILE__, __LINE__, (predicate)) != 0)
+
+/* Memory fences order nothing here: one thread runs at a time and switches only at barriers. */
+inline void __threadfence() {}
+inline void __threadfence_block() {}
+inline void __threadfence_system() {}
+inline void __nanosleep(unsigned int ns)
+{
+    (void)ns;
+}
 
 inline void __syncwarp(unsigned int mask = 0xffffffffu)
 {
@@ -371,6 +387,57 @@ inline unsigned int __float_as_uint(float f)
     return emu::float_bits(f);
 }
 
+/* Per-byte operations on four packed bytes (the SIMD-in-a-word intrinsics quantized kernels use). */
+namespace emu {
+template <typename F> inline unsigned int bytewise(unsigned int a, unsigned int b, F f)
+{
+    unsigned int r = 0;
+    for (int i = 0; i < 4; i++)
+        r |= (static_cast<unsigned int>(f(static_cast<int>((a >> (8 * i)) & 0xffu), static_cast<int>((b >> (8 * i)) & 0xffu))) & 0xffu)
+             << (8 * i);
+    return r;
+}
+inline int sbyte(int u)
+{
+    return u >= 128 ? u - 256 : u;
+}
+inline int saturate_sbyte(int v)
+{
+    return v < -128 ? -128 : (v > 127 ? 127 : v);
+}
+} // namespace emu
+inline unsigned int __vadd4(unsigned int a, unsigned int b)
+{
+    return emu::bytewise(a, b, [](int x, int y) { return x + y; });
+}
+inline unsigned int __vsub4(unsigned int a, unsigned int b)
+{
+    return emu::bytewise(a, b, [](int x, int y) { return x - y; });
+}
+inline unsigned int __vaddss4(unsigned int a, unsigned int b)
+{
+    return emu::bytewise(a, b, [](int x, int y) { return emu::saturate_sbyte(emu::sbyte(x) + emu::sbyte(y)); });
+}
+inline unsigned int __vsubss4(unsigned int a, unsigned int b)
+{
+    return emu::bytewise(a, b, [](int x, int y) { return emu::saturate_sbyte(emu::sbyte(x) - emu::sbyte(y)); });
+}
+inline unsigned int __vcmpeq4(unsigned int a, unsigned int b)
+{
+    return emu::bytewise(a, b, [](int x, int y) { return x == y ? 0xff : 0; });
+}
+inline unsigned int __vcmpne4(unsigned int a, unsigned int b)
+{
+    return emu::bytewise(a, b, [](int x, int y) { return x != y ? 0xff : 0; });
+}
+inline unsigned int __vabsdiffu4(unsigned int a, unsigned int b)
+{
+    return emu::bytewise(a, b, [](int x, int y) { return x > y ? x - y : y - x; });
+}
+
+/* A cycle counter: nanoseconds of a steady clock (clock() is the C library's here). */
+long long int clock64();
+
 /* Read-only cache loads are plain loads. */
 template <typename T> inline T __ldg(const T *p)
 {
@@ -451,6 +518,14 @@ inline unsigned int __float2uint_rn(float x)
 inline float __int2float_rn(int i)
 {
     return static_cast<float>(i);
+}
+inline float __uint2float_rn(unsigned int u)
+{
+    return static_cast<float>(u);
+}
+inline long long int __float2ll_rn(float x)
+{
+    return static_cast<long long int>(rintf(x));
 }
 
 /* min/max overloads as the CUDA headers give them (device code has no std::min). */

@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#if defined(__x86_64__)
+#if defined(INF_EMU_ASM_SWITCH) && defined(__x86_64__)
 asm(R"(
     .text
     .p2align 4
@@ -36,7 +36,7 @@ inf_emu_context_switch:
     ret
     .size inf_emu_context_switch, .-inf_emu_context_switch
 )");
-#elif defined(__aarch64__)
+#elif defined(INF_EMU_ASM_SWITCH) && defined(__aarch64__)
 asm(R"(
     .text
     .p2align 4
@@ -78,13 +78,27 @@ inf_emu_context_switch:
 extern "C" void inf_emu_context_switch(void **save_sp, void *load_sp);
 #endif
 
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 namespace emu {
+
+#ifdef __SANITIZE_ADDRESS__
+/* The context being left by the switch in progress: the one resumed learns its stack from ASan. */
+static fiber_context *switching_from;
+#endif
 
 void context_init(fiber_context *ctx, void *stack, size_t size, void (*entry)())
 {
+#ifdef __SANITIZE_ADDRESS__
+    ctx->stack_bottom = stack;
+    ctx->stack_size = size;
+    ctx->fake_stack = nullptr;
+#endif
     uintptr_t top = (reinterpret_cast<uintptr_t>(stack) + size) & ~static_cast<uintptr_t>(15);
     uintptr_t *sp = reinterpret_cast<uintptr_t *>(top);
-#if defined(__x86_64__)
+#if defined(INF_EMU_ASM_SWITCH) && defined(__x86_64__)
     /* As if `entry` had been called: its return address (none) at an address 8 mod 16, the
      * switch's `ret` target below it, then the six saved registers. */
     *--sp = 0;
@@ -92,7 +106,7 @@ void context_init(fiber_context *ctx, void *stack, size_t size, void (*entry)())
     for (int i = 0; i < 6; i++)
         *--sp = 0;
     ctx->sp = sp;
-#elif defined(__aarch64__)
+#elif defined(INF_EMU_ASM_SWITCH) && defined(__aarch64__)
     /* The 160-byte save area with x30 (the `ret` target) = entry and x29 (frame chain) = 0. */
     sp -= 20;
     for (int i = 0; i < 20; i++)
@@ -112,10 +126,24 @@ void context_init(fiber_context *ctx, void *stack, size_t size, void (*entry)())
 
 void context_switch(fiber_context *from, fiber_context *to)
 {
+#ifdef __SANITIZE_ADDRESS__
+    __sanitizer_start_switch_fiber(&from->fake_stack, to->stack_bottom, to->stack_size);
+    switching_from = from;
+#endif
 #ifdef INF_EMU_ASM_SWITCH
     inf_emu_context_switch(&from->sp, to->sp);
 #else
     swapcontext(&from->uc, &to->uc);
+#endif
+#ifdef __SANITIZE_ADDRESS__
+    __sanitizer_finish_switch_fiber(from->fake_stack, &switching_from->stack_bottom, &switching_from->stack_size);
+#endif
+}
+
+void fiber_entered()
+{
+#ifdef __SANITIZE_ADDRESS__
+    __sanitizer_finish_switch_fiber(nullptr, &switching_from->stack_bottom, &switching_from->stack_size);
 #endif
 }
 
@@ -135,13 +163,12 @@ size_t fiber_stack_size()
 
 void *fiber_stack_alloc()
 {
-    size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     size_t size = fiber_stack_size();
-    void *map = mmap(nullptr, size + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *map = mmap(nullptr, fiber_stack_guard + size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (map == MAP_FAILED)
         return nullptr;
-    mprotect(map, page, PROT_NONE);
-    return static_cast<char *>(map) + page;
+    mprotect(map, fiber_stack_guard, PROT_NONE);
+    return static_cast<char *>(map) + fiber_stack_guard;
 }
 
 } // namespace emu

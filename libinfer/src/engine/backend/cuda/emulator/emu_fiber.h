@@ -6,7 +6,8 @@
 
 #include <cstddef>
 
-#if defined(__x86_64__) || defined(__aarch64__)
+/* INF_EMU_UCONTEXT forces the portable switch (to test it where assembly exists). */
+#if (defined(__x86_64__) || defined(__aarch64__)) && !defined(INF_EMU_UCONTEXT)
 #define INF_EMU_ASM_SWITCH 1
 #else
 #include <ucontext.h>
@@ -14,12 +15,18 @@
 
 namespace emu {
 
-/* A suspended execution: where its registers were saved. */
+/* A suspended execution: where its registers were saved (and, under AddressSanitizer, which
+ * stack it runs on, which ASan must be told at each switch). */
 struct fiber_context {
 #ifdef INF_EMU_ASM_SWITCH
     void *sp;
 #else
     ucontext_t uc;
+#endif
+#ifdef __SANITIZE_ADDRESS__
+    const void *stack_bottom;
+    size_t stack_size;
+    void *fake_stack;
 #endif
 };
 
@@ -29,11 +36,19 @@ void context_init(fiber_context *ctx, void *stack, size_t size, void (*entry)())
 /* Saves the running context into `from` and resumes `to`; returns when something resumes `from`. */
 void context_switch(fiber_context *from, fiber_context *to);
 
+/* The first thing a fiber's entry function calls (tells ASan the switch into it completed). */
+void fiber_entered();
+
 /* The stack size of every fiber: env INF_CUDA_EMU_STACK (bytes, at least 16 KiB), else 64 KiB. */
 size_t fiber_stack_size();
 
-/* A stack of fiber_stack_size() bytes with an inaccessible guard page below it (an overflow
- * faults instead of corrupting the next stack); never freed. NULL when out of memory. */
+/* Inaccessible bytes below each fiber stack: an overflow faults instead of corrupting the next
+ * stack. Frames larger than this can jump over it unless the code is compiled with
+ * -fstack-clash-protection (which touches every page of a large frame in order). */
+constexpr size_t fiber_stack_guard = 64 * 1024;
+
+/* A stack of fiber_stack_size() bytes above a guard of fiber_stack_guard bytes; never freed.
+ * Returns its lowest usable byte, NULL when out of memory. */
 void *fiber_stack_alloc();
 
 } // namespace emu

@@ -153,12 +153,9 @@ bool copy_ok(void *dst, const void *src, size_t count, cudaMemcpyKind kind)
         return is_device(src, count) && !is_device(dst, 1);
     case cudaMemcpyDeviceToDevice:
         return is_device(dst, count) && is_device(src, count);
-    case cudaMemcpyDefault: {
-        /* Either side may be host memory, but a device pointer must hold the whole range. */
-        bool dst_dev = find_region(dst, 1) != regions.end() && find_region(dst, 1)->second.kind == DEVICE;
-        bool src_dev = find_region(src, 1) != regions.end() && find_region(src, 1)->second.kind == DEVICE;
-        return (!dst_dev || is_device(dst, count)) && (!src_dev || is_device(src, count));
-    }
+    case cudaMemcpyDefault:
+        /* Either side may be host memory, but a side starting in device memory must stay in it. */
+        return (!is_device(dst, 1) || is_device(dst, count)) && (!is_device(src, 1) || is_device(src, count));
     }
     return false;
 }
@@ -602,6 +599,42 @@ cudaError_t cudaFree(void *ptr)
     return cudaSuccess;
 }
 
+cudaError_t cudaMallocAsync(void **ptr, size_t size, cudaStream_t stream)
+{
+    if (!emu::stream_ok(stream))
+        return result(cudaErrorInvalidResourceHandle);
+    return cudaMalloc(ptr, size);
+}
+
+cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
+{
+    if (!emu::stream_ok(stream))
+        return result(cudaErrorInvalidResourceHandle);
+    return cudaFree(ptr);
+}
+
+cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *attributes, const void *ptr)
+{
+    cudaError_t init = emu::init_error();
+    if (init != cudaSuccess)
+        return result(init);
+    if (!attributes)
+        return result(cudaErrorInvalidValue);
+    std::lock_guard<std::mutex> lock(emu::state_mutex);
+    auto it = emu::find_region(ptr, 1);
+    attributes->device = emu::current_device;
+    attributes->type = cudaMemoryTypeUnregistered;
+    attributes->devicePointer = nullptr;
+    attributes->hostPointer = nullptr;
+    if (it != emu::regions.end()) {
+        bool device = it->second.kind == emu::DEVICE;
+        attributes->type = device ? cudaMemoryTypeDevice : cudaMemoryTypeHost;
+        attributes->devicePointer = const_cast<void *>(ptr);
+        attributes->hostPointer = device ? nullptr : const_cast<void *>(ptr);
+    }
+    return cudaSuccess;
+}
+
 cudaError_t cudaMallocHost(void **ptr, size_t size)
 {
     cudaError_t init = emu::init_error();
@@ -864,6 +897,32 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
         return result(cudaErrorInvalidResourceHandle);
     *ms = std::chrono::duration<float, std::milli>(end->when - start->when).count();
     return cudaSuccess;
+}
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, const void *func, int block_size,
+                                                          size_t dynamic_shared)
+{
+    cudaError_t init = emu::init_error();
+    if (init != cudaSuccess)
+        return result(init);
+    if (!blocks || !func || block_size <= 0)
+        return result(cudaErrorInvalidValue);
+    const cudaDeviceProp &prop = emu::device_properties();
+    int warps = (block_size + 31) / 32;
+    int n = prop.maxThreadsPerMultiProcessor / (warps * 32);
+    if (n > prop.maxBlocksPerMultiProcessor)
+        n = prop.maxBlocksPerMultiProcessor;
+    size_t per_block = dynamic_shared + prop.reservedSharedMemPerBlock;
+    if (static_cast<size_t>(n) * per_block > prop.sharedMemPerMultiprocessor)
+        n = static_cast<int>(prop.sharedMemPerMultiprocessor / per_block);
+    *blocks = n;
+    return cudaSuccess;
+}
+
+long long int clock64()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
 }
 
 cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int value)

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 enum cudaError {
     cudaSuccess = 0,
@@ -104,6 +105,20 @@ enum cudaFuncAttribute {
 #define cudaDeviceScheduleYield 0x02
 #define cudaDeviceScheduleBlockingSync 0x04
 
+enum cudaMemoryType {
+    cudaMemoryTypeUnregistered = 0,
+    cudaMemoryTypeHost = 1,
+    cudaMemoryTypeDevice = 2,
+    cudaMemoryTypeManaged = 3,
+};
+
+struct cudaPointerAttributes {
+    cudaMemoryType type;
+    int device;
+    void *devicePointer;
+    void *hostPointer;
+};
+
 struct CUstream_st;
 struct CUevent_st;
 typedef struct CUstream_st *cudaStream_t;
@@ -161,6 +176,32 @@ struct cudaDeviceProp {
     int memoryPoolsSupported;
 };
 
+/* Emulator internals the runtime, launches and cuBLAS share. */
+namespace emu {
+
+/* The emulated device's properties (for the launch checks and cuBLAS). */
+const cudaDeviceProp &device_properties();
+
+/* Whether [ptr, ptr + size) lies inside one live cudaMalloc allocation, or inside memory a
+ * device may read (cudaMallocHost / cudaHostRegister) when `host_ok`. */
+bool device_range_ok(const void *ptr, size_t size, bool host_ok);
+
+/* Records `error` as the last error and returns it. */
+cudaError_t set_error(cudaError_t error);
+
+/* cudaSuccess when a device is usable, else the error every call returns (no device, old
+ * driver). */
+cudaError_t runtime_status();
+
+/* What a faulting address is, for the report of a kernel's bad access (not locked: only for a
+ * report before abort). */
+const char *describe_address(const void *ptr);
+
+/* Whether `stream` is the default stream or one created and not yet destroyed. */
+bool stream_valid(cudaStream_t stream);
+
+} // namespace emu
+
 /* Errors: every failing call also records its error as the "last error". */
 const char *cudaGetErrorString(cudaError_t error);
 const char *cudaGetErrorName(cudaError_t error);
@@ -197,6 +238,32 @@ cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t 
                               size_t width, size_t height, cudaMemcpyKind kind,
                               cudaStream_t stream = 0);
 cudaError_t cudaMemset(void *ptr, int value, size_t count);
+/* Stream-ordered allocation: the same memory as cudaMalloc / cudaFree (work is synchronous). */
+cudaError_t cudaMallocAsync(void **ptr, size_t size, cudaStream_t stream);
+cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream);
+/* Device for cudaMalloc memory, host for pinned or registered memory, unregistered otherwise. */
+cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *attributes, const void *ptr);
+/* __device__ / __constant__ variables are host variables here. */
+template <class T>
+cudaError_t cudaMemcpyToSymbol(const T &symbol, const void *src, size_t count, size_t offset = 0,
+                               cudaMemcpyKind kind = cudaMemcpyHostToDevice)
+{
+    if (offset + count > sizeof(T) || (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice &&
+                                       kind != cudaMemcpyDefault))
+        return emu::set_error(cudaErrorInvalidValue);
+    memcpy(reinterpret_cast<char *>(const_cast<T *>(&symbol)) + offset, src, count);
+    return cudaSuccess;
+}
+template <class T>
+cudaError_t cudaMemcpyFromSymbol(void *dst, const T &symbol, size_t count, size_t offset = 0,
+                                 cudaMemcpyKind kind = cudaMemcpyDeviceToHost)
+{
+    if (offset + count > sizeof(T) || (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice &&
+                                       kind != cudaMemcpyDefault))
+        return emu::set_error(cudaErrorInvalidValue);
+    memcpy(dst, reinterpret_cast<const char *>(&symbol) + offset, count);
+    return cudaSuccess;
+}
 cudaError_t cudaMemsetAsync(void *ptr, int value, size_t count, cudaStream_t stream = 0);
 
 /* Streams: work runs when it is enqueued, so every stream is always idle. */
@@ -223,29 +290,17 @@ template <class T> cudaError_t cudaFuncSetAttribute(T *func, cudaFuncAttribute a
     return cudaFuncSetAttribute(reinterpret_cast<const void *>(func), attr, value);
 }
 
-namespace emu {
+/* Blocks of `block_size` threads with `dynamic_shared` bytes one multiprocessor of the emulated
+ * device holds at once, from its thread, block and shared-memory limits (registers are not
+ * modelled). */
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, const void *func, int block_size,
+                                                          size_t dynamic_shared);
+template <class T>
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, T *func, int block_size, size_t dynamic_shared)
+{
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, reinterpret_cast<const void *>(func), block_size,
+                                                         dynamic_shared);
+}
 
-/* The emulated device's properties (for the launch checks and cuBLAS). */
-const cudaDeviceProp &device_properties();
-
-/* Whether [ptr, ptr + size) lies inside one live cudaMalloc allocation, or inside memory a
- * device may read (cudaMallocHost / cudaHostRegister) when `host_ok`. */
-bool device_range_ok(const void *ptr, size_t size, bool host_ok);
-
-/* Records `error` as the last error and returns it. */
-cudaError_t set_error(cudaError_t error);
-
-/* cudaSuccess when a device is usable, else the error every call returns (no device, old
- * driver). */
-cudaError_t runtime_status();
-
-/* What a faulting address is, for the report of a kernel's bad access (not locked: only for a
- * report before abort). */
-const char *describe_address(const void *ptr);
-
-/* Whether `stream` is the default stream or one created and not yet destroyed. */
-bool stream_valid(cudaStream_t stream);
-
-} // namespace emu
 
 #endif

@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <ucontext.h>
 #include <unistd.h>
 #include <vector>
 
@@ -50,7 +51,7 @@ struct thread_slot {
     fiber_context ctx;
     uint3 idx;
     thread_state state;
-    char *stack; /* lowest usable byte; the guard page is below it */
+    char *stack; /* lowest usable byte of the fiber's stack; its guard is below */
 };
 
 struct warp_slot {
@@ -61,7 +62,7 @@ struct warp_slot {
     uint64_t slots[2][32];
 };
 
-/* The state of the block being run. Slots of fibers never created have ctx.sp == nullptr. */
+/* The state of the block being run. The fibers of slots [0, fibers_built) exist. */
 struct block_run {
     thread_slot threads[max_threads];
     warp_slot warps[max_warps];
@@ -72,6 +73,8 @@ struct block_run {
     unsigned int barrier_arrived;
     const char *barrier_file;
     int barrier_line;
+    unsigned int barrier_count[2]; /* __syncthreads_count's sums, by barrier_parity */
+    unsigned int barrier_parity;
     /* Run queue: a ring of thread ranks; each runnable, not running thread is in it once. */
     unsigned int queue[max_threads];
     unsigned int queue_head;
@@ -164,6 +167,7 @@ void wait_here()
 /* A fiber's life: run the kernel as the thread it was given, park, repeat. */
 void fiber_main()
 {
+    fiber_entered();
     for (;;) {
         run.launch->entry(run.launch->params);
         unsigned int self = run.current;
@@ -175,7 +179,9 @@ void fiber_main()
             fail("returned while %u thread(s) wait for it at __syncthreads (%s:%d)", run.barrier_arrived,
                  run.barrier_file, run.barrier_line);
         if (warp.arrived > 0)
-            fail("returned while %u lane(s) of its warp wait for it at a warp shuffle", warp.arrived);
+            fail("returned while %u lane(s) of its warp wait for it at a warp shuffle (shuffle masks are ignored: "
+                 "every lane of the warp must take part)",
+                 warp.arrived);
         if (run.queue_count == 0) {
             if (run.exited != run.n_threads)
                 fail_stuck();
@@ -193,9 +199,22 @@ void fiber_main()
 thread_local bool running_kernel;
 struct sigaction previous_segv, previous_bus;
 
+/* The stack pointer at the fault, or NULL where unknown. */
+char *stack_pointer(void *context)
+{
+    ucontext_t *uc = static_cast<ucontext_t *>(context);
+#if defined(__x86_64__)
+    return reinterpret_cast<char *>(uc->uc_mcontext.gregs[REG_RSP]);
+#elif defined(__aarch64__)
+    return reinterpret_cast<char *>(uc->uc_mcontext.sp);
+#else
+    (void)uc;
+    return nullptr;
+#endif
+}
+
 void on_fault(int sig, siginfo_t *info, void *context)
 {
-    (void)context;
     if (!running_kernel) {
         /* Not a kernel's: put the previous handler back and fault again into it. */
         sigaction(sig, sig == SIGSEGV ? &previous_segv : &previous_bus, nullptr);
@@ -203,8 +222,7 @@ void on_fault(int sig, siginfo_t *info, void *context)
     }
     char *addr = static_cast<char *>(info->si_addr);
     char *stack = run.threads[run.current].stack;
-    size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    if (addr < stack && addr >= stack - page)
+    if ((addr < stack && addr >= stack - fiber_stack_guard) || stack_pointer(context) < stack)
         fail("stack overflow: a thread needs more than its %zu-byte fiber stack (set INF_CUDA_EMU_STACK)",
              fiber_stack_size());
     fail("illegal memory access at %p, %s", static_cast<void *>(addr), describe_address(addr));
@@ -252,6 +270,8 @@ void run_block()
     run.exited = 0;
     run.barrier_arrived = 0;
     run.barrier_file = nullptr;
+    run.barrier_count[0] = run.barrier_count[1] = 0;
+    run.barrier_parity = 0;
     run.queue_head = 0;
     run.queue_count = 0;
     for (unsigned int w = 0; w * 32 < run.n_threads; w++) {
@@ -308,7 +328,7 @@ cudaError_t check_config(const launch_desc &d)
 
 } // namespace
 
-void syncthreads(const char *file, int line)
+int syncthreads_count(const char *file, int line, int predicate)
 {
     thread_slot &self = run.threads[run.current];
     if (run.exited > 0)
@@ -321,13 +341,25 @@ void syncthreads(const char *file, int line)
         fail("reached __syncthreads at %s:%d while others wait at %s:%d", file, line, run.barrier_file,
              run.barrier_line);
     }
+    /* The counts of two barriers in a row use alternate slots: a thread released from one reads
+     * its slot while the first threads already count the next barrier in the other. */
+    unsigned int parity = run.barrier_parity;
+    run.barrier_count[parity] += predicate != 0;
     if (++run.barrier_arrived == run.n_threads) {
         run.barrier_arrived = 0;
+        run.barrier_parity ^= 1;
+        run.barrier_count[parity ^ 1] = 0;
         release(0, run.n_threads, run.current);
-        return;
+        return static_cast<int>(run.barrier_count[parity]);
     }
     self.state = AT_SYNCTHREADS;
     wait_here();
+    return static_cast<int>(run.barrier_count[parity]);
+}
+
+void syncthreads(const char *file, int line)
+{
+    syncthreads_count(file, line, 0);
 }
 
 const uint64_t *warp_exchange(uint64_t bits)
@@ -335,7 +367,9 @@ const uint64_t *warp_exchange(uint64_t bits)
     unsigned int rank = run.current;
     warp_slot &warp = run.warps[rank / 32];
     if (warp.exited > 0)
-        fail("reached a warp shuffle after %u lane(s) of its warp returned", warp.exited);
+        fail("reached a warp shuffle after %u lane(s) of its warp returned (shuffle masks are ignored: every lane "
+             "of the warp must take part)",
+             warp.exited);
     uint64_t *slots = warp.slots[warp.parity];
     slots[rank % 32] = bits;
     if (++warp.arrived == warp.lanes) {
@@ -352,6 +386,8 @@ const uint64_t *warp_exchange(uint64_t bits)
 
 void launch(const launch_desc &desc)
 {
+    if (running_kernel)
+        fail("launches %s: a kernel cannot launch kernels on the emulator", desc.kernel_name);
     cudaError_t config = check_config(desc);
     if (config != cudaSuccess) {
         set_error(config);
@@ -368,6 +404,10 @@ void launch(const launch_desc &desc)
     uintptr_t base = reinterpret_cast<uintptr_t>(dynamic_shared_buffer.data());
     dynamic_shared = reinterpret_cast<unsigned char *>((base + 15) & ~static_cast<uintptr_t>(15));
     memset(dynamic_shared, 0xff, desc.shared_bytes); /* NaN until written, as garbage would be */
+    if (getenv("INF_CUDA_EMU_TRACE"))
+        fprintf(stderr, "cuda emulator: launch %s grid (%u,%u,%u) block (%u,%u,%u) dynamic shared %zu\n",
+                desc.kernel_name, desc.grid.x, desc.grid.y, desc.grid.z, desc.block.x, desc.block.y, desc.block.z,
+                desc.shared_bytes);
     const char *order = getenv("INF_CUDA_EMU_ORDER");
     run.reverse = order && strcmp(order, "reverse") == 0;
     watch_faults();
