@@ -48,6 +48,14 @@ __global__ void warp_block_sum(const float *x, float *out, int n)
     }
 }
 
+/* One element per thread, no barrier: the cost of starting and ending a thread. */
+__global__ void add_one(float *x, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        x[i] += 1.0f;
+}
+
 /* Threads that only meet at barriers: measures the switch. */
 __global__ void barriers_only(int rounds)
 {
@@ -116,6 +124,13 @@ int main()
     time_reduction("shared-memory tree", block_sum, dx, dout, n, 256);
     time_reduction("warp shuffles", warp_block_sum, dx, dout, n, n / threads);
     time_reduction("warp shuffles", warp_block_sum, dx, dout, n, 256);
+
+    CUDA_LAUNCH(add_one, n / threads, threads, 0, 0, dx, n);
+    double t_add = cpu_seconds();
+    CUDA_LAUNCH(add_one, n / threads, threads, 0, 0, dx, n);
+    t_add = cpu_seconds() - t_add;
+    printf("element-wise add, one float per thread, %d blocks x %d threads: %.2f ms (%.1f ns per thread)\n",
+           n / threads, threads, t_add * 1e3, t_add * 1e9 / n);
 
     const int rounds = 1000, blocks = 64;
     double t0 = cpu_seconds();

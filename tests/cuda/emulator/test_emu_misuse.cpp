@@ -165,6 +165,7 @@ void run_deep_stack()
 
 TEST(test_emulator_reports_out_of_bounds_and_freed_memory_in_kernels)
 {
+    unsetenv("INF_CUDA_EMU_ORDER"); /* the first thread to fault depends on it */
     bool aborted;
     std::string err = run_in_child(run_out_of_bounds, &aborted);
     CHECK_MSG(aborted && contains(err, "kernel write_each") && contains(err, "past the end of a device allocation"),
@@ -179,28 +180,47 @@ TEST(test_emulator_reports_out_of_bounds_and_freed_memory_in_kernels)
 }
 
 /* A race: each thread reads its right neighbour's shared value without a barrier between the
- * write and the read. */
-__global__ void neighbour_without_barrier(float *out)
+ * write and the read. Each launch writes other values (`base`), so a value read before its
+ * neighbour wrote it is the previous launch's. */
+__global__ void neighbour_without_barrier(float *out, float base)
 {
     __shared__ float value[64];
-    value[threadIdx.x] = static_cast<float>(threadIdx.x);
-    out[threadIdx.x] = value[(threadIdx.x + 1) % 64];
+    value[threadIdx.x] = base + static_cast<float>(threadIdx.x);
+    out[threadIdx.x] = value[(threadIdx.x + 1) % 64] - base;
 }
 
-TEST(test_emulator_reverse_order_exposes_a_missing_barrier)
+/* Which threads of neighbour_without_barrier read their neighbour's value of this launch. */
+unsigned long long neighbours_seen(const char *order, float *d, float base)
+{
+    if (order)
+        setenv("INF_CUDA_EMU_ORDER", order, 1);
+    else
+        unsetenv("INF_CUDA_EMU_ORDER");
+    CUDA_LAUNCH(neighbour_without_barrier, 1, 64, 0, 0, d, base);
+    float out[64];
+    cudaMemcpy(out, d, sizeof out, cudaMemcpyDeviceToHost);
+    unsigned long long seen = 0;
+    for (int t = 0; t < 64; t++)
+        if (out[t] == static_cast<float>((t + 1) % 64))
+            seen |= 1ull << t;
+    return seen;
+}
+
+TEST(test_emulator_other_orders_expose_a_missing_barrier)
 {
     float *d = nullptr;
-    float forward[64], reverse[64];
-    CHECK(cudaMalloc(reinterpret_cast<void **>(&d), sizeof forward) == cudaSuccess);
-    CUDA_LAUNCH(neighbour_without_barrier, 1, 64, 0, 0, d);
-    cudaMemcpy(forward, d, sizeof forward, cudaMemcpyDeviceToHost);
-    setenv("INF_CUDA_EMU_ORDER", "reverse", 1);
-    CUDA_LAUNCH(neighbour_without_barrier, 1, 64, 0, 0, d);
-    cudaMemcpy(reverse, d, sizeof reverse, cudaMemcpyDeviceToHost);
-    /* Thread 0 reads value[1]: not yet written when threads start in rank order, written when
-     * they start in reverse. */
-    CHECK_MSG(reverse[0] == 1.0f, "reverse order: %g", reverse[0]);
-    CHECK_MSG(memcmp(forward, reverse, sizeof forward) != 0, "both orders agree: the race went unseen");
+    CHECK(cudaMalloc(reinterpret_cast<void **>(&d), 64 * sizeof(float)) == cudaSuccess);
+    /* In rank order only thread 63 (reading value[0]) sees this launch's value; in reverse, every
+     * thread but 63 (value[0] is written last) does. */
+    unsigned long long forward = neighbours_seen(nullptr, d, 100.0f);
+    unsigned long long reverse = neighbours_seen("reverse", d, 200.0f);
+    CHECK_MSG(forward == 1ull << 63, "rank order: %016llx", forward);
+    CHECK_MSG(reverse == ~(1ull << 63), "reverse order: %016llx", reverse);
+    /* A shuffled order lies between, and is the same for the same seed. */
+    unsigned long long shuffled = neighbours_seen("shuffle:7", d, 300.0f);
+    unsigned long long again = neighbours_seen("shuffle:7", d, 400.0f);
+    CHECK_MSG(shuffled == again, "shuffle:7 gave %016llx then %016llx", shuffled, again);
+    CHECK_MSG(shuffled != forward && shuffled != reverse, "shuffled: %016llx", shuffled);
 }
 
 __global__ void noop(int *x)

@@ -82,6 +82,29 @@ TEST(test_emulator_out_of_memory_and_accounting)
     CHECK(cudaMalloc(reinterpret_cast<void **>(&f), sizeof(float)) == cudaSuccess && *f != *f);
 }
 
+TEST(test_emulator_devices_have_their_own_memory)
+{
+    setenv("INF_CUDA_EMU_DEVICES", "2", 1);
+    setenv("INF_CUDA_EMU_MEMORY", "1048576", 1);
+    void *a = nullptr, *b = nullptr;
+    CHECK(cudaSetDevice(0) == cudaSuccess && cudaMalloc(&a, 800000) == cudaSuccess);
+    CHECK(cudaMalloc(&b, 800000) == cudaErrorMemoryAllocation);
+    CHECK(cudaSetDevice(1) == cudaSuccess && cudaMalloc(&b, 800000) == cudaSuccess);
+    size_t free_bytes, total;
+    CHECK(cudaMemGetInfo(&free_bytes, &total) == cudaSuccess && free_bytes < 1048576 - 800000 + 256);
+    cudaPointerAttributes attr;
+    CHECK(cudaPointerGetAttributes(&attr, a) == cudaSuccess && attr.device == 0);
+    CHECK(cudaPointerGetAttributes(&attr, b) == cudaSuccess && attr.device == 1);
+    CHECK(cudaMemcpy(b, a, 800000, cudaMemcpyDeviceToDevice) == cudaSuccess);
+    CHECK(cudaFree(a) == cudaSuccess); /* freeing another device's memory is allowed */
+    CHECK(cudaSetDevice(0) == cudaSuccess && cudaMemGetInfo(&free_bytes, &total) == cudaSuccess &&
+          free_bytes == total);
+    cudaDeviceProp p0, p1;
+    CHECK(cudaGetDeviceProperties(&p0, 0) == cudaSuccess && cudaGetDeviceProperties(&p1, 1) == cudaSuccess);
+    CHECK(p0.pciBusID != p1.pciBusID);
+    CHECK(cudaSetDevice(2) == cudaErrorInvalidDevice);
+}
+
 TEST(test_emulator_copies_are_checked_against_allocations)
 {
     std::vector<float> host(100, 1.0f), back(100, 0.0f);

@@ -40,15 +40,17 @@ enum region_kind { DEVICE, PINNED, REGISTERED };
 
 struct region {
     size_t size;    /* as asked for: copies past it fail even inside the alignment padding */
-    size_t charged; /* counted against the device memory */
+    size_t charged; /* counted against the memory of `device` */
     region_kind kind;
+    int device;
     void *map;      /* DEVICE: the mapping holding it, guard page included */
     size_t map_size;
 };
 
 std::mutex state_mutex;
 std::map<uintptr_t, region> regions; /* by start address; regions never overlap */
-size_t device_bytes_live;
+constexpr int max_devices = 16;
+size_t device_bytes_live[max_devices]; /* by device */
 std::set<cudaStream_t> streams;
 std::set<cudaEvent_t> events;
 thread_local cudaError_t last_error = cudaSuccess;
@@ -78,7 +80,8 @@ bool driver_too_old()
 
 int device_count()
 {
-    return static_cast<int>(env_size("INF_CUDA_EMU_DEVICES", 1));
+    size_t n = env_size("INF_CUDA_EMU_DEVICES", 1);
+    return static_cast<int>(n < static_cast<size_t>(max_devices) ? n : max_devices);
 }
 
 size_t memory_size()
@@ -171,7 +174,7 @@ cudaError_t host_alloc(void **ptr, size_t size)
     if (!p)
         return cudaErrorMemoryAllocation;
     std::lock_guard<std::mutex> lock(state_mutex);
-    regions[reinterpret_cast<uintptr_t>(p)] = region{size, 0, PINNED, nullptr, 0};
+    regions[reinterpret_cast<uintptr_t>(p)] = region{size, 0, PINNED, -1, nullptr, 0};
     *ptr = p;
     return cudaSuccess;
 }
@@ -448,6 +451,8 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device)
     if (device < 0 || device >= emu::device_count())
         return result(cudaErrorInvalidDevice);
     *prop = emu::device_properties();
+    prop->pciBusID = device + 1; /* devices differ in their bus position only */
+    prop->uuid.bytes[15] = static_cast<char>(device);
     return cudaSuccess;
 }
 
@@ -501,14 +506,14 @@ cudaError_t cudaDeviceReset(void)
         return result(init);
     std::lock_guard<std::mutex> lock(emu::state_mutex);
     for (auto it = emu::regions.begin(); it != emu::regions.end();) {
-        if (it->second.kind == emu::DEVICE) {
+        if (it->second.kind == emu::DEVICE && it->second.device == emu::current_device) {
             emu::retire_mapping(it->second.map, it->second.map_size);
             it = emu::regions.erase(it);
         } else {
             ++it;
         }
     }
-    emu::device_bytes_live = 0;
+    emu::device_bytes_live[emu::current_device] = 0;
     return cudaSuccess;
 }
 
@@ -545,7 +550,8 @@ cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
     std::lock_guard<std::mutex> lock(emu::state_mutex);
     size_t total = emu::memory_size();
     *total_bytes = total;
-    *free_bytes = emu::device_bytes_live < total ? total - emu::device_bytes_live : 0;
+    size_t live = emu::device_bytes_live[emu::current_device];
+    *free_bytes = live < total ? total - live : 0;
     return cudaSuccess;
 }
 
@@ -560,24 +566,26 @@ cudaError_t cudaMalloc(void **ptr, size_t size)
     if (size == 0)
         return cudaSuccess;
     size_t rounded = (size + emu::device_alignment - 1) / emu::device_alignment * emu::device_alignment;
+    int device = emu::current_device;
     {
         std::lock_guard<std::mutex> lock(emu::state_mutex);
-        if (rounded < size || rounded > emu::memory_size() - std::min(emu::memory_size(), emu::device_bytes_live))
+        size_t &live = emu::device_bytes_live[device];
+        if (rounded < size || rounded > emu::memory_size() - std::min(emu::memory_size(), live))
             return result(cudaErrorMemoryAllocation);
-        emu::device_bytes_live += rounded;
+        live += rounded;
     }
     void *map;
     size_t map_size;
     void *p = emu::map_device(rounded, &map, &map_size);
     std::lock_guard<std::mutex> lock(emu::state_mutex);
     if (!p) {
-        emu::device_bytes_live -= rounded;
+        emu::device_bytes_live[device] -= rounded;
         return result(cudaErrorMemoryAllocation);
     }
     const char *fill = getenv("INF_CUDA_EMU_FILL");
     if (!fill || strcmp(fill, "0") != 0)
         memset(p, 0xff, rounded);
-    emu::regions[reinterpret_cast<uintptr_t>(p)] = emu::region{size, rounded, emu::DEVICE, map, map_size};
+    emu::regions[reinterpret_cast<uintptr_t>(p)] = emu::region{size, rounded, emu::DEVICE, device, map, map_size};
     *ptr = p;
     return cudaSuccess;
 }
@@ -593,7 +601,7 @@ cudaError_t cudaFree(void *ptr)
     auto it = emu::regions.find(reinterpret_cast<uintptr_t>(ptr));
     if (it == emu::regions.end() || it->second.kind != emu::DEVICE)
         return result(cudaErrorInvalidValue);
-    emu::device_bytes_live -= it->second.charged;
+    emu::device_bytes_live[it->second.device] -= it->second.charged;
     emu::retire_mapping(it->second.map, it->second.map_size);
     emu::regions.erase(it);
     return cudaSuccess;
@@ -622,7 +630,7 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *attributes, const vo
         return result(cudaErrorInvalidValue);
     std::lock_guard<std::mutex> lock(emu::state_mutex);
     auto it = emu::find_region(ptr, 1);
-    attributes->device = emu::current_device;
+    attributes->device = it != emu::regions.end() && it->second.device >= 0 ? it->second.device : emu::current_device;
     attributes->type = cudaMemoryTypeUnregistered;
     attributes->devicePointer = nullptr;
     attributes->hostPointer = nullptr;
@@ -677,7 +685,7 @@ cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
     uintptr_t start = reinterpret_cast<uintptr_t>(ptr);
     if (emu::overlaps_any(start, size))
         return result(cudaErrorHostMemoryAlreadyRegistered);
-    emu::regions[start] = emu::region{size, 0, emu::REGISTERED, nullptr, 0};
+    emu::regions[start] = emu::region{size, 0, emu::REGISTERED, -1, nullptr, 0};
     return cudaSuccess;
 }
 

@@ -9,7 +9,7 @@
  *                         cudaErrorNoDevice
  *   INF_CUDA_EMU_FAIL     "driver": every call fails with cudaErrorInsufficientDriver, as with
  *                         a driver older than the runtime
- *   INF_CUDA_EMU_MEMORY   device memory in bytes, default 8 GiB
+ *   INF_CUDA_EMU_MEMORY   memory of each device in bytes, default 8 GiB
  *   INF_CUDA_EMU_CC       compute capability "major.minor", default "8.0"
  *   INF_CUDA_EMU_FILL     "0" leaves new device memory as malloc gives it; by default every byte
  *                         is 0xff (a float NaN) so that reads of unwritten memory show */

@@ -13,8 +13,10 @@
  * (device allocations end at an inaccessible page; see emu_runtime.cpp). One launch runs at a
  * time (a mutex), which is also what makes `static` shared arrays private to the running block.
  *
- * Threads start and are released in rank order, or in reverse with INF_CUDA_EMU_ORDER=reverse:
- * a kernel whose result changes with the order has a race (a missing barrier). */
+ * Threads start and are released in rank order, or in reverse (INF_CUDA_EMU_ORDER=reverse), or
+ * in an order shuffled anew for each block (INF_CUDA_EMU_ORDER=shuffle or shuffle:SEED, the same
+ * for the same seed): a kernel whose result changes with the order has a race (a missing
+ * barrier). An order is a permutation of the warps and one of the lanes within every warp. */
 #include "emu_fiber.h"
 #include "emu_launch.h"
 
@@ -44,6 +46,7 @@ namespace {
 constexpr unsigned int max_threads = 1024;
 constexpr unsigned int max_warps = max_threads / 32;
 constexpr size_t default_dynamic_shared = 48 * 1024;
+static_assert(max_warps == 32, "warp and lane orders are both permutations of 32");
 
 enum thread_state { RUNNABLE, AT_SYNCTHREADS, AT_WARP, EXITED };
 
@@ -82,7 +85,11 @@ struct block_run {
     fiber_context scheduler;
     const launch_desc *launch;
     unsigned int fibers_built;
-    bool reverse; /* run and release threads in decreasing rank */
+    /* The order threads start and are released in: warps by warp_order, lanes by lane_order. */
+    unsigned char warp_order[max_warps];
+    unsigned char lane_order[32];
+    enum { ORDER_RANK, ORDER_REVERSE, ORDER_SHUFFLE } order;
+    uint64_t shuffle_state;
 };
 
 block_run run;
@@ -119,16 +126,71 @@ unsigned int queue_pop()
     return rank;
 }
 
-/* Makes threads [first, end) but `skip` runnable, in the launch's order. */
-void release(unsigned int first, unsigned int end, unsigned int skip)
+/* Makes the `lanes` threads from rank `first` (one warp) but `skip` runnable, in lane order. */
+void release_warp(unsigned int first, unsigned int lanes, unsigned int skip)
 {
-    for (unsigned int i = first; i < end; i++) {
-        unsigned int r = run.reverse ? end - 1 - (i - first) : i;
-        if (r != skip) {
-            run.threads[r].state = RUNNABLE;
-            queue_push(r);
+    for (unsigned int i = 0; i < 32; i++) {
+        unsigned int lane = run.lane_order[i];
+        if (lane < lanes && first + lane != skip) {
+            run.threads[first + lane].state = RUNNABLE;
+            queue_push(first + lane);
         }
     }
+}
+
+/* Makes every thread of the block but `skip` runnable, in warp then lane order. */
+void release_block(unsigned int skip)
+{
+    for (unsigned int i = 0; i < max_warps; i++) {
+        unsigned int w = run.warp_order[i];
+        if (w * 32 < run.n_threads)
+            release_warp(w * 32, run.warps[w].lanes, skip);
+    }
+}
+
+/* A permutation of [0, n) from the shuffle state (xorshift, Fisher-Yates). */
+void shuffle(unsigned char *order, unsigned int n)
+{
+    for (unsigned int i = 0; i < n; i++)
+        order[i] = static_cast<unsigned char>(i);
+    for (unsigned int i = n - 1; i > 0; i--) {
+        run.shuffle_state ^= run.shuffle_state << 13;
+        run.shuffle_state ^= run.shuffle_state >> 7;
+        run.shuffle_state ^= run.shuffle_state << 17;
+        unsigned int j = static_cast<unsigned int>(run.shuffle_state % (i + 1));
+        unsigned char t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+}
+
+/* Sets the order of the next block's threads. */
+void choose_order()
+{
+    bool reverse = run.order == block_run::ORDER_REVERSE;
+    for (unsigned int i = 0; i < 32; i++) {
+        run.lane_order[i] = static_cast<unsigned char>(reverse ? 31 - i : i);
+        run.warp_order[i] = static_cast<unsigned char>(reverse ? 31 - i : i);
+    }
+    if (run.order == block_run::ORDER_SHUFFLE) {
+        shuffle(run.lane_order, 32);
+        shuffle(run.warp_order, max_warps);
+    }
+}
+
+/* Reads INF_CUDA_EMU_ORDER for a launch. */
+void read_order()
+{
+    const char *order = getenv("INF_CUDA_EMU_ORDER");
+    run.order = block_run::ORDER_RANK;
+    if (order && strcmp(order, "reverse") == 0) {
+        run.order = block_run::ORDER_REVERSE;
+    } else if (order && strncmp(order, "shuffle", 7) == 0) {
+        run.order = block_run::ORDER_SHUFFLE;
+        uint64_t seed = order[7] == ':' ? strtoull(order + 8, nullptr, 0) : 1;
+        run.shuffle_state = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull; /* never 0 */
+    }
+    choose_order();
 }
 
 void set_current(unsigned int rank)
@@ -278,9 +340,10 @@ void run_block()
         run.warps[w].arrived = 0;
         run.warps[w].exited = 0;
     }
-    unsigned int first = run.reverse ? run.n_threads - 1 : 0;
-    release(0, run.n_threads, first);
-    run.threads[first].state = RUNNABLE;
+    if (run.order == block_run::ORDER_SHUFFLE)
+        choose_order();
+    release_block(max_threads);
+    unsigned int first = queue_pop();
     set_current(first);
     context_switch(&run.scheduler, &run.threads[first].ctx);
 }
@@ -349,7 +412,7 @@ int syncthreads_count(const char *file, int line, int predicate)
         run.barrier_arrived = 0;
         run.barrier_parity ^= 1;
         run.barrier_count[parity ^ 1] = 0;
-        release(0, run.n_threads, run.current);
+        release_block(run.current);
         return static_cast<int>(run.barrier_count[parity]);
     }
     self.state = AT_SYNCTHREADS;
@@ -376,7 +439,7 @@ const uint64_t *warp_exchange(uint64_t bits)
         warp.arrived = 0;
         warp.parity ^= 1;
         unsigned int first = rank & ~31u;
-        release(first, first + warp.lanes, rank);
+        release_warp(first, warp.lanes, rank);
         return slots;
     }
     run.threads[rank].state = AT_WARP;
@@ -408,8 +471,7 @@ void launch(const launch_desc &desc)
         fprintf(stderr, "cuda emulator: launch %s grid (%u,%u,%u) block (%u,%u,%u) dynamic shared %zu\n",
                 desc.kernel_name, desc.grid.x, desc.grid.y, desc.grid.z, desc.block.x, desc.block.y, desc.block.z,
                 desc.shared_bytes);
-    const char *order = getenv("INF_CUDA_EMU_ORDER");
-    run.reverse = order && strcmp(order, "reverse") == 0;
+    read_order();
     watch_faults();
     run.launch = &desc;
     running_kernel = true;
