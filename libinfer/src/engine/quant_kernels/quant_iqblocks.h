@@ -147,13 +147,13 @@ _Static_assert(sizeof(block_q2_0) == 18, "Q2_0 block is 18 bytes");
 /* The little-endian uint16 / uint32 at p (any alignment). */
 static inline uint16_t quant_load_u16(const void *p)
 {
-    const uint8_t *b = p;
+    const uint8_t *b = (const uint8_t *)p;
     return (uint16_t)(b[0] | (b[1] << 8));
 }
 
 static inline uint32_t quant_load_u32(const void *p)
 {
-    const uint8_t *b = p;
+    const uint8_t *b = (const uint8_t *)p;
     return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
