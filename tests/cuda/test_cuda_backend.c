@@ -182,6 +182,41 @@ TEST(test_cuda_compute_runs_a_graph_of_views_and_calls_the_observer)
     inf_context_free(ctx);
 }
 
+static bool stop_after_first(const inf_graph *graph, int node_index, void *user)
+{
+    (void)graph;
+    *(int *)user = node_index;
+    return false;
+}
+
+static bool only_transposes(const inf_tensor *node, void *user)
+{
+    (void)user;
+    return node->ne[0] == 3; /* the transpose of the 4x3x2 reshape */
+}
+
+TEST(test_cuda_compute_observer_can_stop_and_filter_picks_nodes)
+{
+    inf_backend *cuda = cuda_test_backend();
+    inf_context *ctx = meta_context();
+    inf_tensor *x = inf_tensor_new_2d(ctx, GGTK_TENSOR_F32, 4, 6);
+    inf_tensor *v = inf_transpose(ctx, inf_reshape_3d(ctx, x, 4, 3, 2));
+    inf_graph *graph = inf_graph_new(ctx, 64);
+    CHECK(v && graph && inf_graph_expand(graph, v, NULL) == GGTK_OK);
+    ggtk_error err;
+    inf_buffer *buffer = inf_backend_alloc_context_tensors(cuda, ctx, &err);
+    CHECK_MSG(buffer, "%s", err.message);
+    int last = -1;
+    CHECK(inf_backend_compute_observed(cuda, graph, stop_after_first, &last, &err) == GGTK_OK);
+    CHECK(last == 0);
+    int calls = 0;
+    CHECK(inf_backend_compute_filtered(cuda, graph, only_transposes, count_call, &calls, &err) ==
+          GGTK_OK);
+    CHECK(calls == 1);
+    inf_buffer_free(buffer);
+    inf_context_free(ctx);
+}
+
 TEST(test_cuda_compute_refuses_an_unsupported_node_naming_it)
 {
     inf_backend *cuda = cuda_test_backend();

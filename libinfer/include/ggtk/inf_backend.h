@@ -5,8 +5,9 @@
  *  - a wrapped buffer: memory owned by someone else, e.g. the data section of a ggtk_file's map,
  *    so weights are used in place with no copy,
  *  - a mapped buffer: a read-only mmap of a file region owned by the buffer.
- * A device buffer (CUDA, later) provides its own inf_buffer_ops; code that moves data in and out
- * of tensors goes through inf_tensor_write()/inf_tensor_read() so it works for every kind.
+ * A device buffer (the CUDA backend's, <ggtk/inf_backend_cuda.h>) provides its own inf_buffer_ops;
+ * code that moves data in and out of tensors goes through inf_tensor_write()/inf_tensor_read() so
+ * it works for every kind.
  *
  * A backend executes graphs. The CPU backend runs each node with an OpenMP thread team; it sizes
  * one shared work buffer (quantized activations, packed panels) once per graph.
