@@ -2,7 +2,7 @@
  * activation rows, per weight type and SIMD level, plus the machine's peak for comparison.
  *
  * Usage: bench_matmul [--rows N] [--threads T] [--seconds S] [--types f32,q8_0,...]
- *                     [--levels scalar,avx2,avx512] [--shapes KxM,...]
+ *                     [--levels scalar,avx2,avx512 (default: the active level)] [--shapes KxM,...]
  * Prints one line per case: type, level, K, M, N, best and mean ms per product, and GFLOP/s for
  * float weights or effective GOP/s for quantized weights (2*K*M*N operations either way) from the
  * best and from the mean time, then the best CPU ms per product (the process's CPU time: with
@@ -141,7 +141,9 @@ int main(int argc, char **argv)
     int64_t N = 512;
     int threads = 0;
     double seconds = 1.0;
-    const char *types = "f32,q8_0,q4_0", *levels = "avx512", *shapes = "576x576,576x1536,1536x576,576x49152";
+    /* By default the level the library would use: the CPU's best, or INF_SIMD's. */
+    const char *types = "f32,q8_0,q4_0", *levels = inf_simd_level_name(inf_simd_active()),
+               *shapes = "576x576,576x1536,1536x576,576x49152";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--rows")) N = atoll(argv[i + 1]);
         else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);

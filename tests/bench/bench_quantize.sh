@@ -4,7 +4,9 @@
 # F32 input data over the wall time of the process (best of REPEAT runs, page cache warm), peak
 # RSS from /usr/bin/time -v. Rows: best SIMD level vs INF_SIMD=scalar, 1 and 2 threads. With
 # REF_BIN, llama-quantize runs on the same file with the same options and thread count, and each
-# of our rows gives the speed and RSS ratios against it.
+# of our rows gives the speed and RSS ratios against it. With REF_BIN_AVX2 (a llama.cpp build
+# without AVX-512, see run.sh) every comparison runs again in rows of their own, ours with
+# INF_SIMD=avx2 against that build's llama-quantize: both AVX2-only.
 set -eu
 : "${BUILD:=build}"
 : "${MODEL:=models/SmolLM2-135M-Instruct.Q4_1.gguf}"
@@ -53,32 +55,53 @@ if [ -z "${REF_BIN:-}" ] || [ ! -x "$REF_BIN/llama-quantize" ]; then
 else
     REF_QUANTIZE="$REF_BIN/llama-quantize"
 fi
-printf '%-6s %-8s %-7s %10s %10s %12s %12s %10s\n' type simd threads "wall s" "MB/s" "peak RSS MB" "vs llama x" "RSS ratio"
-for type in q8_0 q4_0 q4_k_m; do
-    pure=--pure
-    [ "$type" = q4_k_m ] && pure=""
-    for threads in 1 2; do
-        ref_time="" ref_rss=""
-        if [ -n "$REF_QUANTIZE" ]; then
-            set -- $(best_of "$REF_QUANTIZE" $pure "$f32" "$work/out.gguf" "$type" "$threads")
-            ref_time=$1 ref_rss=$2
-            printf '%-6s %-8s %-7s %10.3f %10s %12.1f %12s %10s\n' "$type" llama.cpp "$threads" \
-                "$ref_time" "$(mbps "$ref_time")" "$(awk -v k="$ref_rss" 'BEGIN { print k / 1024 }')" "1.00" "1.00"
-        fi
-        for simd in best scalar; do
-            if [ "$simd" = scalar ]; then
-                set -- $(best_of env INF_SIMD=scalar "$tool" -q $pure -t "$threads" "$f32" "$work/out.gguf" "$type")
-            else
-                set -- $(best_of "$tool" -q $pure -t "$threads" "$f32" "$work/out.gguf" "$type")
+# quantize_rows REF_QUANTIZE SIMD...: for each type and thread count, llama-quantize's row (when
+# REF_QUANTIZE is set) then ours at each SIMD level ("best": the library's choice), each with its
+# speed and RSS ratios against that llama-quantize.
+quantize_rows() {
+    ref_quantize=$1
+    shift
+    levels="$*" # "$@" is reused below for the timings
+    for type in q8_0 q4_0 q4_k_m; do
+        pure=--pure
+        [ "$type" = q4_k_m ] && pure=""
+        for threads in 1 2; do
+            ref_time="" ref_rss=""
+            if [ -n "$ref_quantize" ]; then
+                set -- $(best_of "$ref_quantize" $pure "$f32" "$work/out.gguf" "$type" "$threads")
+                ref_time=$1 ref_rss=$2
+                printf '%-6s %-8s %-7s %10.3f %10s %12.1f %12s %10s\n' "$type" llama.cpp "$threads" \
+                    "$ref_time" "$(mbps "$ref_time")" "$(awk -v k="$ref_rss" 'BEGIN { print k / 1024 }')" "1.00" "1.00"
             fi
-            speed="-" rss_ratio="-"
-            if [ -n "$ref_time" ]; then
-                speed=$(awk -v r="$ref_time" -v s="$1" 'BEGIN { printf "%.2f", r / s }')
-                rss_ratio=$(awk -v r="$ref_rss" -v s="$2" 'BEGIN { printf "%.2f", s / r }')
-            fi
-            printf '%-6s %-8s %-7s %10.3f %10s %12.1f %12s %10s\n' "$type" "$simd" "$threads" "$1" \
-                "$(mbps "$1")" "$(awk -v k="$2" 'BEGIN { print k / 1024 }')" "$speed" "$rss_ratio"
+            for simd in $levels; do
+                level=""
+                [ "$simd" = best ] || level=$simd
+                set -- $(best_of env ${level:+INF_SIMD=$level} "$tool" -q $pure -t "$threads" "$f32" \
+                    "$work/out.gguf" "$type")
+                speed="-" rss_ratio="-"
+                if [ -n "$ref_time" ]; then
+                    speed=$(awk -v r="$ref_time" -v s="$1" 'BEGIN { printf "%.2f", r / s }')
+                    rss_ratio=$(awk -v r="$ref_rss" -v s="$2" 'BEGIN { printf "%.2f", s / r }')
+                fi
+                printf '%-6s %-8s %-7s %10.3f %10s %12.1f %12s %10s\n' "$type" "$simd" "$threads" "$1" \
+                    "$(mbps "$1")" "$(awk -v k="$2" 'BEGIN { print k / 1024 }')" "$speed" "$rss_ratio"
+            done
         done
     done
-done
+}
+
+header='%-6s %-8s %-7s %10s %10s %12s %12s %10s\n'
+printf "$header" type simd threads "wall s" "MB/s" "peak RSS MB" "vs llama x" "RSS ratio"
+quantize_rows "$REF_QUANTIZE" best scalar
 echo "vs llama x: llama-quantize wall time / ours (>1: we are faster); RSS ratio: our peak RSS / its"
+
+if [ -n "${REF_BIN_AVX2:-}" ]; then
+    if [ -x "$REF_BIN_AVX2/llama-quantize" ]; then
+        echo "-- both AVX2-only: ours with INF_SIMD=avx2, llama.cpp from REF_BIN_AVX2=$REF_BIN_AVX2"
+        printf "$header" type simd threads "wall s" "MB/s" "peak RSS MB" "vs llama x" "RSS ratio"
+        quantize_rows "$REF_BIN_AVX2/llama-quantize" avx2
+        echo "(goal: q4_k_m >= 2x llama-quantize's MB/s, RSS advantage kept (issue #9))"
+    else
+        echo "AVX2-only comparison skipped: REF_BIN_AVX2 has no llama-quantize"
+    fi
+fi

@@ -27,7 +27,8 @@ print("%.6f" % doc["results"][0]["mean"])' "$TMP/h.json"
     fi
 }
 
-# Run a command; print "SECONDS MAX_RSS_KIB EXIT" (of the child) on stdout, its output to $1.
+# Run a command; print "SECONDS MAX_RSS_KIB EXIT CPU_SECONDS" (of the child: wall time, peak
+# RSS, exit status, user + system time) on stdout, its output to $1.
 measure() {
     out="$1"
     shift
@@ -35,7 +36,8 @@ measure() {
 t = time.time()
 with open(sys.argv[1], "w") as out:
     rc = subprocess.run(sys.argv[2:], stdout=out, stderr=subprocess.STDOUT).returncode
-print(f"{time.time() - t:.3f} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss} {rc}")' \
+use = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{time.time() - t:.3f} {use.ru_maxrss} {rc} {use.ru_utime + use.ru_stime:.3f}")' \
         "$out" "$@"
 }
 
@@ -44,16 +46,17 @@ min_seconds() { python3 -c 'import sys; v = [float(x) for x in sys.argv[1:] if x
 
 # ref_flags for llama-perplexity: "-nr" when a probe run ($1: its log, then its arguments) fails,
 # since llama.cpp's repacked (AMX) kernels die with SIGILL where the OS does not grant AMX (then
-# its plain CPU kernels run); empty when it succeeds or REF_BIN is unset.
+# its plain CPU kernels run); empty when it succeeds or REF_BIN is unset. The llama-perplexity
+# probed is $PROBE_BIN's, default REF_BIN's (bench_eval.sh also probes REF_BIN_AVX2's).
 probe_ref_flags() {
     ref_flags=""
-    if [ -z "$REF_BIN" ]; then
+    if [ -z "${PROBE_BIN:-$REF_BIN}" ]; then
         echo "REF_BIN is unset: llama-perplexity comparison skipped"
         return
     fi
     log="$1"
     shift
-    set -- $(measure "$log" "$REF_BIN/llama-perplexity" "$@")
+    set -- $(measure "$log" "${PROBE_BIN:-$REF_BIN}/llama-perplexity" "$@")
     if [ "$3" != 0 ]; then
         ref_flags="-nr"
         echo "llama-perplexity failed with its default repacked kernels (exit $3): using -nr"

@@ -131,11 +131,28 @@ static inline void store_transposed(__m256i r[8], uint8_t *out, int p)
     }
 }
 
+/* Ask for blocks [b, b + n_blocks) of each row into L2: the driver packs a panel's chunks in
+ * order, multiplying every activation group in between, and a chunk's rows are too short (at
+ * most MM_Q_CHUNK_BLOCKS blocks) for the hardware prefetchers to get ahead of them, so without
+ * this each chunk starts with a cache miss on every line. Past the end of the matrix a prefetch
+ * is harmless (it never faults). */
+static void prefetch_next_chunk(const mm_weight_format *f, const char *w, size_t row_stride,
+                                int rows, int64_t b, int64_t n_blocks)
+{
+    const ggtk_tensor_type_info *info = ggtk_tensor_type_info_get(f->type);
+    const size_t begin = (size_t)b * MM_BLOCK / info->block_size * info->block_bytes;
+    const size_t end = (size_t)(b + n_blocks) * MM_BLOCK / info->block_size * info->block_bytes;
+    for (int i = 0; i < rows; i++)
+        for (size_t at = begin; at < end; at += 64)
+            _mm_prefetch(w + (size_t)i * row_stride + at, _MM_HINT_T1);
+}
+
 void mm_pack_q_x86(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
                    int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m,
                    bool signed_q8)
 {
     const int subs = f->subs;
+    prefetch_next_chunk(f, w, row_stride, rows, b0 + n_blocks, n_blocks);
     /* Eight rows at a time, each read front to back: eight streams the prefetchers follow. */
     for (int i0 = 0; i0 < p; i0 += 8) {
         for (int64_t b = 0; b < n_blocks; b++) {
