@@ -8,6 +8,7 @@
 #include <ggtk/inf_backend.h>
 #include "kv_window.h"
 #include "model_internal.h"
+#include "session_logits.h"
 
 struct inf_session {
     inf_model *model;
@@ -350,3 +351,13 @@ ggtk_status inf_session_decode(inf_session *s, const inf_token *tokens, int32_t 
     }
     return GGTK_OK;
 }
+
+const float *session_device_logits(const inf_session *s, int32_t *n_rows)
+{
+    if (n_rows)
+        *n_rows = 0;
+    (void)s;
+    return NULL;
+}
+
+inf_backend *session_logits_backend(const inf_session *s) { return s->backend; }
