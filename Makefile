@@ -28,6 +28,9 @@ LDLIBS_ALL += $(SAN_LDFLAGS)
 LIB_LDLIBS += $(SAN_LDFLAGS)
 endif
 
+# CUDA=1 / CUDA_EMU=1: the CUDA backend, its own build folder and libraries (cuda.mk).
+include cuda.mk
+
 # Instruction-set flags per kernel file suffix.
 AVX2_FLAGS   := -mavx2 -mfma -mf16c
 AVX512_FLAGS := -mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -mavx512bf16
@@ -38,7 +41,7 @@ endif
 find_c = $(filter-out $(SIMD_EXCLUDE),$(sort $(shell find $(1) -name '*.c' 2>/dev/null)))
 
 GGUF_SRC  := $(call find_c,libgguf/src)
-INFER_SRC := $(call find_c,libinfer/src)
+INFER_SRC := $(filter-out $(INFER_EXCLUDE),$(call find_c,libinfer/src))
 COMMON_SRC := $(call find_c,tools/common)
 TOOL_DIRS := $(sort $(patsubst %/main.c,%,$(wildcard tools/*/main.c)))
 TOOLS     := $(patsubst tools/%,$(BUILD)/bin/gguf-%,$(TOOL_DIRS))
@@ -48,6 +51,7 @@ BENCH_SRC := $(call find_c,tests/bench)
 BENCHES   := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+INFER_OBJ = $(call obj,$(INFER_SRC)) $(CUDA_OBJ)
 
 LIBGGUF_A  := $(BUILD)/lib/libgguf.a
 LIBINFER_A := $(BUILD)/lib/libinfer.a
@@ -76,13 +80,14 @@ $(BUILD)/obj/%_avx512.o: SIMD_FLAGS = $(AVX512_FLAGS)
 $(call obj,$(TEST_SRC)): CFLAGS_ALL += -Itests -DTEST_BIN_DIR='"$(BUILD)/bin"'
 # The build tests inspect the shared libraries and rerun `make install` with this build's settings.
 $(call obj,$(filter tests/build/%,$(TEST_SRC))): CFLAGS_ALL += -DTEST_BUILD_DIR='"$(BUILD)"' \
-    -DTEST_MAKE_VARS='"BUILD=$(BUILD) SAN=$(SAN)"' -DTEST_CC='"$(CC)"' -DTEST_LINK_FLAGS='"$(SAN_LDFLAGS)"'
+    -DTEST_MAKE_VARS='"BUILD=$(BUILD) SAN=$(SAN) CUDA=$(CUDA) CUDA_EMU=$(CUDA_EMU)"' -DTEST_CC='"$(CC)"' -DTEST_LINK_FLAGS='"$(SAN_LDFLAGS)"' \
+    -DTEST_CUDA_RUNTIME=$(if $(filter 1,$(CUDA)),1,0)
 
 $(LIBGGUF_A): $(call obj,$(GGUF_SRC))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(LIBINFER_A): $(call obj,$(INFER_SRC))
+$(LIBINFER_A): $(INFER_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
@@ -99,9 +104,9 @@ $(LIBGGUF_SO): $(call obj,$(GGUF_SRC))
 	$(CC) -shared -Wl,-soname,libgguf.so.$(SOMAJOR) -Wl,--no-undefined $^ -o $@ $(LIB_LDLIBS)
 	$(call so_links,gguf,$(BUILD)/lib)
 
-$(LIBINFER_SO): $(call obj,$(INFER_SRC)) $(LIBGGUF_SO)
+$(LIBINFER_SO): $(INFER_OBJ) $(LIBGGUF_SO)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,-soname,libinfer.so.$(SOMAJOR) -Wl,--no-undefined $(call obj,$(INFER_SRC)) \
+	$(CC) -shared -Wl,-soname,libinfer.so.$(SOMAJOR) -Wl,--no-undefined $(INFER_OBJ) \
 	    -L$(BUILD)/lib -lgguf -o $@ $(INFER_LDLIBS) $(LIB_LDLIBS)
 	$(call so_links,infer,$(BUILD)/lib)
 
@@ -173,7 +178,7 @@ install: all
 	$(call so_links,gguf,$(LIBS_DIR)) && $(call so_links,infer,$(LIBS_DIR))
 	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
 	for pc in $(PC_FILES); do \
-	    sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $$pc \
+	    sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@CUDA_LIBS@|$(CUDA_LDLIBS)|g' $$pc \
 	        > $(LIBS_DIR)/pkgconfig/$$(basename $$pc .in) || exit 1; \
 	done
 
@@ -184,7 +189,7 @@ uninstall:
 	rm -f $(addprefix $(LIBS_DIR)/pkgconfig/,libgguf.pc libinfer.pc) $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(notdir $(TOOLS)))
 
 clean:
-	rm -rf build build-san build-cross
+	rm -rf build build-san build-cross build-cuda build-cuda-emu build-san-cuda build-san-cuda-emu
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 

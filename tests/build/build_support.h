@@ -17,6 +17,10 @@
 #ifndef TEST_CC
 #define TEST_CC "cc"
 #endif
+/* 1 in a make CUDA=1 build: programs need the CUDA runtime's shared libraries. */
+#ifndef TEST_CUDA_RUNTIME
+#define TEST_CUDA_RUNTIME 0
+#endif
 /* Link flags every program linked with this build's libraries needs (the sanitizers'). */
 #ifndef TEST_LINK_FLAGS
 #define TEST_LINK_FLAGS ""

@@ -135,6 +135,8 @@ TEST(test_program_built_with_pkg_config_static_runs_without_our_shared_libraries
 {
     if (TEST_LINK_FLAGS[0])
         SKIP("the sanitizers cannot link a -static program");
+    if (TEST_CUDA_RUNTIME)
+        SKIP("a CUDA=1 build cannot link a -static program: the CUDA driver is loaded at run time");
     const char *prefix = install_for_program("stage-static");
     CHECK(prefix);
     const char *destdir = test_tmpfile("stage-static");

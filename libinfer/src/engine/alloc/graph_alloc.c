@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "graph_plan.h"
+#include "engine/backend/backend_internal.h"
 #include <ggtk/inf_alloc.h>
 #include "engine/tensor/tensor_internal.h"
 
@@ -66,11 +67,10 @@ ggtk_status inf_graph_allocator_alloc(inf_graph_allocator *alloc, inf_graph *gra
     const size_t need = alloc->plan.stats.buffer_size;
     if (!alloc->buffer || alloc->buffer->size < need) {
         inf_buffer_free(alloc->buffer);
-        alloc->buffer = inf_backend_alloc_buffer(alloc->backend, need);
+        ggtk_error reason;
+        alloc->buffer = inf_backend_alloc_buffer_checked(alloc->backend, need, &reason);
         if (!alloc->buffer)
-            return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET,
-                                  "graph allocator: cannot allocate a %zu-byte %s compute buffer",
-                                  need, inf_backend_name(alloc->backend));
+            return ggtk_error_set(err, reason.status, GGTK_NO_OFFSET, "%s", reason.message);
     }
     const int n_leaves = inf_graph_n_leaves(graph);
     const int count = n_leaves + inf_graph_n_nodes(graph);

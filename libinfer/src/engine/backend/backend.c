@@ -22,7 +22,12 @@ size_t inf_backend_alignment(const inf_backend *backend)
 
 inf_buffer *inf_backend_alloc_buffer(inf_backend *backend, size_t size)
 {
-    return backend->ops->alloc_buffer(backend, size);
+    return backend->ops->alloc_buffer(backend, size, NULL);
+}
+
+inf_buffer *inf_backend_alloc_buffer_checked(inf_backend *backend, size_t size, ggtk_error *err)
+{
+    return backend->ops->alloc_buffer(backend, size, err);
 }
 
 bool inf_backend_supports(const inf_backend *backend, const inf_tensor *node)
@@ -67,13 +72,9 @@ inf_buffer *inf_backend_alloc_context_tensors(inf_backend *backend, inf_context 
         if (needs_memory(t))
             total = align_up(total, alignment) + inf_tensor_nbytes(t);
     }
-    inf_buffer *buffer = inf_backend_alloc_buffer(backend, total);
-    if (!buffer) {
-        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET,
-                       "%s backend: cannot allocate %zu bytes for a context's tensors",
-                       inf_backend_name(backend), total);
+    inf_buffer *buffer = inf_backend_alloc_buffer_checked(backend, total, err);
+    if (!buffer)
         return NULL;
-    }
     size_t offset = 0;
     for (inf_tensor *t = inf_context_next_tensor(ctx, NULL); t; t = inf_context_next_tensor(ctx, t)) {
         if (!needs_memory(t))

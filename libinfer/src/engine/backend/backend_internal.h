@@ -8,7 +8,8 @@ typedef struct inf_backend_ops {
     const char *name;
     size_t alignment;
     void (*release)(inf_backend *backend);
-    inf_buffer *(*alloc_buffer)(inf_backend *backend, size_t size);
+    /* NULL on failure with `err` (may be NULL) naming the backend, the size and the reason. */
+    inf_buffer *(*alloc_buffer)(inf_backend *backend, size_t size, ggtk_error *err);
     bool (*supports)(const inf_backend *backend, const inf_tensor *node);
     /* Runs the graph, calling `observer` after the nodes `filter` accepts (NULL: all; NULL
      * observer: none); on failure fills `err` (which may be NULL). */
@@ -20,5 +21,8 @@ struct inf_backend {
     const inf_backend_ops *ops;
     void *impl;
 };
+
+/* inf_backend_alloc_buffer() with the backend's reason for a failure (a device's free memory). */
+inf_buffer *inf_backend_alloc_buffer_checked(inf_backend *backend, size_t size, ggtk_error *err);
 
 #endif

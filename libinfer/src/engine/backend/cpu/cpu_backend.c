@@ -176,9 +176,13 @@ static ggtk_status cpu_compute(inf_backend *backend, const inf_graph *graph,
     return GGTK_OK;
 }
 
-static inf_buffer *cpu_alloc_buffer(inf_backend *backend, size_t size)
+static inf_buffer *cpu_alloc_buffer(inf_backend *backend, size_t size, ggtk_error *err)
 {
-    return inf_buffer_host_new(size, backend->ops->alignment);
+    inf_buffer *buffer = inf_buffer_host_new(size, backend->ops->alignment);
+    if (!buffer)
+        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET,
+                       "cpu: out of memory allocating a %zu-byte buffer", size);
+    return buffer;
 }
 
 static void cpu_release(inf_backend *backend)
