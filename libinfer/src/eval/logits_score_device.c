@@ -8,8 +8,6 @@
 #include "logits_score.h"
 #include "model/session_logits.h"
 
-#ifdef INF_CUDA_BUILD
-
 /* A compact group's entries as one flat array each, and the first entry of each row. */
 typedef struct flat_entries {
     int32_t *begin; /* n_rows + 1 */
@@ -89,16 +87,3 @@ ggtk_status score_rows_device(const inf_session *session, int32_t first_row, con
     flat_entries_free(&flat);
     return st;
 }
-#else
-
-/* A build without device code: no session keeps its logits on a device. */
-ggtk_status score_rows_device(const inf_session *session, int32_t first_row, const score_job *job,
-                              ggtk_error *err)
-{
-    (void)session;
-    return ggtk_error_set(err, GGTK_ERR_UNSUPPORTED, GGTK_NO_OFFSET,
-                          "scoring rows %d..%d on a device: built without CUDA", first_row,
-                          first_row + job->n_rows - 1);
-}
-
-#endif

@@ -194,6 +194,13 @@ inf_perplexity *inf_perplexity_new(inf_session *session, const inf_token *tokens
         run->n_threads = omp_get_max_threads();
     run->bos = inf_vocab_adds_bos(vocab) ? inf_vocab_bos(vocab) : INF_TOKEN_NONE;
     run->base = params->kld_base_in;
+    if (params->imatrix && inf_session_get_params(session).device != INF_DEVICE_CPU) {
+        /* The collector reads each observed node's activations in host memory. */
+        ggtk_error_set(err, GGTK_ERR_UNSUPPORTED, GGTK_NO_OFFSET,
+                       "collecting an importance matrix needs a session on the CPU, not %s",
+                       inf_device_name(inf_session_get_params(session).device));
+        goto fail;
+    }
     if (!setup_tokens(run, tokens, n_tokens, params, err))
         goto fail;
     if (params->kld_base_out) {

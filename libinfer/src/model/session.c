@@ -1,5 +1,8 @@
-/* session.c - a decoding context: KV cache, CPU backend, and a graph allocator whose compute
- * buffer is planned once for the largest graph, then reused by every batch. */
+/* session.c - a decoding context: KV cache, a backend (the CPU, or a CUDA device holding copies
+ * of the weights, session_weights.h), and a graph allocator whose compute buffer is planned once
+ * for the largest graph, then reused by every batch. On a device the logits stay in device memory
+ * (the compute buffer's, or a buffer the graphs of a long decode write their rows into) until
+ * inf_session_logits() asks for them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,12 +11,18 @@
 #include <ggtk/inf_backend.h>
 #include "kv_window.h"
 #include "model_internal.h"
+#include "session_device.h"
 #include "session_logits.h"
+#include "session_weights.h"
 
 struct inf_session {
     inf_model *model;
     inf_session_params params;
+    session_placement placement;
+    char description[384];
     inf_backend *backend;
+    device_weights weights;    /* on a device: the copies the graphs read */
+    const inf_model *graph_model; /* what graphs are built from: model, or weights.view */
     inf_context *kv_ctx;
     inf_buffer *kv_buffer;
     inf_context *scratch_ctx;
@@ -23,10 +32,14 @@ struct inf_session {
     size_t compute_bytes;
     int32_t n_past;
     int32_t swa_first;      /* first position the sliding-window layers' caches hold */
-    const float *logits;    /* rows of the last decode: in the compute buffer or in `copies` */
-    float *copies;          /* logits gathered from several graphs */
+    const float *logits;    /* rows of the last decode: in the compute buffer or in `copies`;
+                               NULL on a device until inf_session_logits() downloads them */
+    float *copies;          /* logits gathered from several graphs, or downloaded */
     size_t copies_capacity; /* floats */
     int32_t n_logits_rows;
+    const float *device_logits;   /* on a device: the rows of the last decode there, in ... */
+    inf_buffer *device_logits_in; /* ... this buffer (the compute buffer, or device_rows) */
+    inf_buffer *device_rows;      /* the rows of a decode of several graphs */
     inf_node_filter observer_filter; /* the nodes the observer sees, NULL: all */
     inf_node_observer observer;      /* NULL: none */
     void *observer_user;
@@ -41,7 +54,8 @@ static ggtk_status wrap_error(ggtk_error *err, const char *what, const ggtk_erro
 inf_session_params inf_session_params_default(void)
 {
     inf_session_params p = {.n_ctx = 512, .n_batch = 512, .n_threads = 0,
-                            .kv_type = GGTK_TENSOR_F16};
+                            .kv_type = GGTK_TENSOR_F16, .device = INF_DEVICE_AUTO,
+                            .n_gpu_layers = -1};
     return p;
 }
 
@@ -58,6 +72,11 @@ static bool check_params(const inf_model *model, const inf_session_params *p, gg
         ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET,
                        "batch of %d tokens is out of range 1..%d (the context)",
                        p->n_batch, p->n_ctx);
+        return false;
+    }
+    if (p->device != INF_DEVICE_CPU && p->device != INF_DEVICE_CUDA &&
+        p->device != INF_DEVICE_AUTO) {
+        ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET, "unknown device %d", (int)p->device);
         return false;
     }
     if (p->kv_type != GGTK_TENSOR_F16 && p->kv_type != GGTK_TENSOR_F32) {
@@ -93,7 +112,10 @@ static bool create_kv_cache(inf_session *s, ggtk_error *err)
         wrap_error(err, "KV cache", inf_context_error(s->kv_ctx));
         return false;
     }
-    s->kv_buffer = inf_backend_alloc_context_tensors(s->backend, s->kv_ctx, err);
+    ggtk_error inner;
+    s->kv_buffer = inf_backend_alloc_context_tensors(s->backend, s->kv_ctx, &inner);
+    if (!s->kv_buffer)
+        wrap_error(err, "the KV cache does not fit", &inner);
     return s->kv_buffer != NULL;
 }
 
@@ -149,7 +171,7 @@ static bool reserve_compute(inf_session *s, ggtk_error *err)
         return false;
     }
     model_graph g;
-    bool ok = model_build_graph(s->model, ctx, &s->cache, shape, &g, err) &&
+    bool ok = model_build_graph(s->graph_model, ctx, &s->cache, shape, &g, err) &&
               check_supported(s, g.graph, err);
     if (ok) {
         ggtk_error inner;
@@ -157,12 +179,45 @@ static bool reserve_compute(inf_session *s, ggtk_error *err)
         if (!ok)
             wrap_error(err, "planning the compute buffer failed", &inner);
     }
+    if (ok && s->placement.device != INF_DEVICE_CPU) {
+        /* Device memory is scarcer: claim the compute buffer now, so that a session that does
+         * not fit fails here, saying so, rather than in its first decode. */
+        ggtk_error inner;
+        ok = inf_graph_allocator_alloc(s->allocator, g.graph, &inner) == GGTK_OK;
+        if (!ok)
+            ggtk_error_set(err, inner.status, GGTK_NO_OFFSET,
+                           "the compute buffer (%.1f MiB) does not fit: %s",
+                           inf_graph_allocator_stats(s->allocator).buffer_size / 1048576.0,
+                           inner.message);
+    }
     if (ok)
         s->compute_bytes = inf_graph_allocator_stats(s->allocator).buffer_size +
                            inf_backend_cpu_work_size(s->backend, g.graph) +
                            s->scratch_buffer->size;
     inf_context_free(ctx);
     return ok;
+}
+
+/* The backend of the session's placement and, on a device, the weights it computes with. */
+static bool open_device(inf_session *s, ggtk_error *err)
+{
+    const inf_model *m = s->model;
+    s->graph_model = m;
+    if (!session_place(m, &s->params, &s->placement, err) ||
+        !(s->backend = session_backend_new(&s->placement, s->params.n_threads, err)))
+        return false;
+    session_describe(&s->placement, m, s->params.n_threads, s->description,
+                     sizeof s->description);
+    if (s->placement.device == INF_DEVICE_CPU)
+        return true;
+    const uint32_t n_layer = m->hparams.n_layer;
+    const uint32_t on_device = (uint32_t)s->placement.n_gpu_layers;
+    const weights_split split = {.first_layer = on_device >= n_layer ? 0 : n_layer - on_device,
+                                 .output = on_device > n_layer, .embedding = on_device > n_layer};
+    if (!device_weights_upload(&s->weights, m, split, s->backend, err))
+        return false;
+    s->graph_model = &s->weights.view;
+    return true;
 }
 
 inf_session *inf_session_new(inf_model *model, const inf_session_params *params, ggtk_error *err)
@@ -177,17 +232,13 @@ inf_session *inf_session_new(inf_model *model, const inf_session_params *params,
     }
     s->model = model;
     s->params = p;
-    s->backend = inf_backend_cpu_new(p.n_threads);
-    if (!s->backend) {
-        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory for the CPU backend");
-        inf_session_free(s);
-        return NULL;
-    }
-    if (!create_kv_cache(s, err) || !create_scratch(s, err) ||
+    if (!open_device(s, err) || !create_kv_cache(s, err) || !create_scratch(s, err) ||
         !reserve_compute(s, err)) {
         inf_session_free(s);
         return NULL;
     }
+    s->params.device = s->placement.device;
+    s->params.n_gpu_layers = s->placement.n_gpu_layers;
     return s;
 }
 
@@ -200,6 +251,8 @@ void inf_session_free(inf_session *s)
     inf_context_free(s->kv_ctx);
     inf_buffer_free(s->scratch_buffer);
     inf_context_free(s->scratch_ctx);
+    inf_buffer_free(s->device_rows);
+    device_weights_free(&s->weights);
     inf_backend_free(s->backend);
     free(s->cache.k);
     free(s->cache.v);
@@ -225,14 +278,44 @@ inf_session_params inf_session_get_params(const inf_session *s) { return s->para
 const inf_model *inf_session_model(const inf_session *s) { return s->model; }
 size_t inf_session_kv_bytes(const inf_session *s) { return s->kv_buffer ? s->kv_buffer->size : 0; }
 size_t inf_session_compute_bytes(const inf_session *s) { return s->compute_bytes; }
-size_t inf_session_logits_bytes(const inf_session *s) { return s->copies_capacity * sizeof(float); }
+size_t inf_session_logits_bytes(const inf_session *s)
+{
+    return s->copies_capacity * sizeof(float) + (s->device_rows ? s->device_rows->size : 0);
+}
+size_t inf_session_weight_device_bytes(const inf_session *s) { return s->weights.bytes; }
+const char *inf_session_device_description(const inf_session *s) { return s->description; }
+
+static bool reserve_copies(inf_session *s, int32_t rows);
+
+/* Download the device rows of the last decode into `copies` (the first time they are asked
+ * for). */
+static const float *download_logits(inf_session *s)
+{
+    const size_t bytes = (size_t)s->n_logits_rows * s->model->hparams.n_vocab * sizeof(float);
+    if (!reserve_copies(s, s->n_logits_rows))
+        return NULL;
+    s->device_logits_in->ops->read(s->device_logits_in, s->copies, s->device_logits, bytes);
+    s->logits = s->copies;
+    return s->logits;
+}
 
 const float *inf_session_logits(const inf_session *s, int32_t *n_rows)
 {
     if (n_rows)
         *n_rows = s->n_logits_rows;
+    if (!s->logits && s->device_logits && s->n_logits_rows > 0)
+        return download_logits((inf_session *)s); /* the session's own cache of its rows */
     return s->logits;
 }
+
+const float *session_device_logits(const inf_session *s, int32_t *n_rows)
+{
+    if (n_rows)
+        *n_rows = s->device_logits ? s->n_logits_rows : 0;
+    return s->device_logits;
+}
+
+inf_backend *session_logits_backend(const inf_session *s) { return s->backend; }
 
 /* Make room for `rows` rows of logits gathered from several graphs. */
 static bool reserve_copies(inf_session *s, int32_t rows)
@@ -248,12 +331,33 @@ static bool reserve_copies(inf_session *s, int32_t rows)
     return true;
 }
 
+/* Make room on the device for `rows` rows of logits written by several graphs. */
+static bool reserve_device_rows(inf_session *s, int32_t rows, ggtk_error *err)
+{
+    const size_t need = (size_t)rows * s->model->hparams.n_vocab * sizeof(float);
+    if (s->device_rows && s->device_rows->size >= need)
+        return true;
+    inf_buffer_free(s->device_rows);
+    s->device_rows = inf_backend_alloc_buffer(s->backend, need);
+    if (!s->device_rows)
+        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET,
+                       "%s: out of device memory for %d rows of logits (%.1f MiB)",
+                       inf_backend_name(s->backend), rows, need / 1048576.0);
+    return s->device_rows != NULL;
+}
+
 /* The logits of a graph: read in place when the decode is this one graph and the compute buffer
- * is host memory (they stay there until the next decode), else copied out from row `row` on. */
+ * is host memory (they stay there until the next decode), else copied out from row `row` on. On
+ * a device they stay where the graph wrote them: its compute buffer, or the rows buffer. */
 static ggtk_status take_logits(inf_session *s, const inf_tensor *logits, int32_t n_out,
                                bool only_graph, int32_t row, ggtk_error *err)
 {
     const size_t n_vocab = s->model->hparams.n_vocab;
+    if (s->placement.device != INF_DEVICE_CPU) {
+        s->device_logits_in = only_graph ? inf_graph_allocator_buffer(s->allocator) : s->device_rows;
+        s->device_logits = only_graph ? logits->data : s->device_rows->base;
+        return GGTK_OK;
+    }
     if (only_graph && inf_graph_allocator_buffer(s->allocator)->host) {
         s->logits = logits->data;
         return GGTK_OK;
@@ -277,8 +381,14 @@ static ggtk_status decode_batch(inf_session *s, const inf_token *tokens, model_b
     model_graph g;
     ggtk_error inner;
     ggtk_status st = GGTK_OK;
-    if (!model_build_graph(s->model, ctx, &s->cache, shape, &g, err))
+    if (!model_build_graph(s->graph_model, ctx, &s->cache, shape, &g, err))
         st = GGTK_ERR_INVALID;
+    /* A long decode on a device: the graph writes its logits straight into their rows. */
+    const size_t row_bytes = s->model->hparams.n_vocab * sizeof(float);
+    if (st == GGTK_OK && !only_graph && s->device_rows && shape.n_out > 0 &&
+        (st = inf_buffer_place_tensor(s->device_rows, g.logits, (size_t)row * row_bytes,
+                                      &inner)) != GGTK_OK)
+        wrap_error(err, "placing the logits failed", &inner);
     if (st == GGTK_OK && (st = inf_graph_allocator_alloc(s->allocator, g.graph, &inner)) != GGTK_OK)
         wrap_error(err, "allocating the graph failed", &inner);
     if (st == GGTK_OK) {
@@ -326,11 +436,15 @@ ggtk_status inf_session_decode(inf_session *s, const inf_token *tokens, int32_t 
         }
     }
     const bool one_graph = n_tokens <= s->params.n_batch;
-    if (!one_graph && !reserve_copies(s, n_tokens - first_output)) {
+    const bool on_device = s->placement.device != INF_DEVICE_CPU;
+    if (!one_graph && on_device && !reserve_device_rows(s, n_tokens - first_output, err))
+        return GGTK_ERR_NOMEM;
+    if (!one_graph && !on_device && !reserve_copies(s, n_tokens - first_output)) {
         return ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET,
                               "out of memory for %d rows of logits", n_tokens - first_output);
     }
     s->logits = NULL;
+    s->device_logits = NULL;
     for (int32_t start = 0; start < n_tokens; start += s->params.n_batch) {
         model_batch_shape shape;
         shape.n_tokens = n_tokens - start < s->params.n_batch ? n_tokens - start : s->params.n_batch;
@@ -351,13 +465,3 @@ ggtk_status inf_session_decode(inf_session *s, const inf_token *tokens, int32_t 
     }
     return GGTK_OK;
 }
-
-const float *session_device_logits(const inf_session *s, int32_t *n_rows)
-{
-    if (n_rows)
-        *n_rows = 0;
-    (void)s;
-    return NULL;
-}
-
-inf_backend *session_logits_backend(const inf_session *s) { return s->backend; }
