@@ -15,6 +15,7 @@
 
 #include "cuda_op_compare.h"
 #include "engine/backend/cuda/logits_score.h"
+#include "model/gemma_test_support.h"
 #include "model/model_test_support.h"
 #include "test.h"
 
@@ -243,6 +244,20 @@ TEST(test_cuda_long_decode_keeps_its_rows_on_the_device)
     const char *path = tiny_model("default");
     CHECK(path != NULL);
     check_same_run(path, -1, 8, NULL); /* four graphs per chunk write into one rows buffer */
+}
+
+/* Gemma 2 (soft-capped attention and logits) and Gemma 3 (a window pattern, its own rope base) with
+ * a window of 16-24 positions and batches of 8: the sliding-window caches drop and move positions
+ * in device memory between the graphs of a chunk. */
+TEST(test_cuda_gemma_sliding_windows_equal_the_cpu_backend)
+{
+    cuda_test_backend();
+    const char *variants[] = {"gemma2", "gemma3_pattern"};
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
+        const char *path = gemma_model(variants[i]);
+        CHECK(path != NULL);
+        check_same_run(path, -1, 8, NULL);
+    }
 }
 
 /* A base of the default model written on the CPU in `format`, at `name` in the scratch folder. */
