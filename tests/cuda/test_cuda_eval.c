@@ -260,6 +260,17 @@ TEST(test_cuda_gemma_sliding_windows_equal_the_cpu_backend)
     }
 }
 
+/* SmolLM2 (Q4_1 with a Q8_0 embedding), two chunks of 64 tokens: the real model's layer count and
+ * 49152-token rows. */
+TEST(test_cuda_smollm2_perplexity_equals_the_cpu_backend)
+{
+    cuda_test_backend();
+    const char *path = test_model_path();
+    if (!path)
+        SKIP("SmolLM2 model not present (make models)");
+    check_same_run(path, -1, N_CTX, NULL);
+}
+
 /* A base of the default model written on the CPU in `format`, at `name` in the scratch folder. */
 static const char *cpu_base(const char *name, inf_kld_base_format format)
 {
