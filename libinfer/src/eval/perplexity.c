@@ -143,7 +143,11 @@ static bool setup_buffers(inf_perplexity *run)
     run->nll = malloc((size_t)run->n_scored * sizeof *run->nll);
     if (!run->batch || !run->nll)
         return false;
+    /* On a device a group is one launch of a block per row: larger groups keep it busy; llama
+     * rows still cost host memory (64 rows of 262,144 tokens: 32 MiB). */
     run->group = 4 * run->n_threads < 16 ? 16 : 4 * run->n_threads;
+    if (session_logits_on_device(run->session) && !run->writer)
+        run->group = run->base && rows_format(run) == INF_KLD_BASE_LLAMA ? 64 : run->n_scored;
     if (run->group > run->n_scored)
         run->group = run->n_scored;
     if (run->writer || run->base) {

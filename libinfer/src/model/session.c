@@ -315,6 +315,11 @@ const float *session_device_logits(const inf_session *s, int32_t *n_rows)
     return s->device_logits;
 }
 
+bool session_logits_on_device(const inf_session *s)
+{
+    return s->placement.device != INF_DEVICE_CPU;
+}
+
 inf_backend *session_logits_backend(const inf_session *s) { return s->backend; }
 
 /* Make room for `rows` rows of logits gathered from several graphs. */
@@ -436,7 +441,7 @@ ggtk_status inf_session_decode(inf_session *s, const inf_token *tokens, int32_t 
         }
     }
     const bool one_graph = n_tokens <= s->params.n_batch;
-    const bool on_device = s->placement.device != INF_DEVICE_CPU;
+    const bool on_device = session_logits_on_device(s);
     if (!one_graph && on_device && !reserve_device_rows(s, n_tokens - first_output, err))
         return GGTK_ERR_NOMEM;
     if (!one_graph && !on_device && !reserve_copies(s, n_tokens - first_output)) {

@@ -14,6 +14,10 @@
  * NULL when they are on the host (inf_session_logits()). Valid until the next decode. */
 const float *session_device_logits(const inf_session *session, int32_t *n_rows);
 
+/* Whether the session leaves its decodes' logits in device memory (it computes the output layer
+ * on a device). */
+bool session_logits_on_device(const inf_session *session);
+
 /* The backend the session computes its logits on. */
 inf_backend *session_logits_backend(const inf_session *session);
 
