@@ -213,7 +213,8 @@ GGTK_API void inf_session_set_observer(inf_session *session, inf_node_filter fil
                                        inf_node_observer observer, void *user);
 
 /* Logits of the last decode: *n_rows (may be NULL) rows of n_vocab floats, row r for
- * tokens[first_output + r]. Owned by the session, valid until the next decode. */
+ * tokens[first_output + r]. Owned by the session, valid until the next decode. A session on a
+ * device downloads them on the first call after a decode (NULL when host memory runs out). */
 GGTK_API const float *inf_session_logits(const inf_session *session, int32_t *n_rows);
 
 /* The session's parameters as resolved (n_threads as used; device INF_DEVICE_CPU or
