@@ -1,6 +1,8 @@
-/* graph_plan.c - liveness planning of a graph's compute buffer.
+/* graph_plan.c - liveness planning of a graph's compute buffers.
  *
- * Walk the nodes in execution order. A node that needs memory first tries to take over a source
+ * Every tensor the plan places goes to one buffer of the layout (one per backend when a graph is
+ * split across backends); each buffer has its own free blocks, and the one walk below serves them
+ * all. Walk the nodes in execution order. A node that needs memory first tries to take over a source
  * whose last use it is (in place), else gets a best-fit block. Then each source whose consumers
  * have all run gives its block back - for a view, the block of the tensor it looks into, once
  * that tensor has no consumers and no live views left. Inputs, outputs and leaves without memory
@@ -20,6 +22,7 @@ typedef struct tensor_state {
     int live_views;  /* views of it whose consumers have not all run */
     bool ours;       /* the plan placed it (and so may give it back) */
     bool handed_on;  /* its block was taken over by an in-place consumer */
+    int buffer;      /* the layout's buffer it goes to */
     size_t offset;
     size_t size;
 } tensor_state;
@@ -31,7 +34,8 @@ typedef struct planner {
     tensor_state *states;
     int *slots;          /* open-addressing map tensor -> state index, -1 empty */
     int n_slots;
-    free_blocks blocks;
+    const plan_layout *layout;
+    free_blocks blocks[INF_ALLOC_MAX_BUFFERS];
     plan_release *releases;
     int n_releases;
     int cap_releases;
@@ -96,6 +100,7 @@ static uint64_t signature_of(const planner *pl)
             MIX(t->nb[d]);
         }
         MIX(t->flags);
+        MIX(pl->states[i].buffer);
         MIX(t->data != NULL && (!t->view_src || t->view_src->data != NULL));
         MIX(position_of(pl, t->view_src));
         for (int s = 0; s < INF_MAX_SRC; s++)
@@ -113,12 +118,13 @@ static bool needs_block(const inf_tensor *t)
 
 static bool place(planner *pl, tensor_state *st)
 {
+    free_blocks *fb = &pl->blocks[st->buffer];
     st->size = inf_tensor_nbytes(st->tensor);
-    if (!free_blocks_take(&pl->blocks, st->size, &st->offset))
+    if (!free_blocks_take(fb, st->size, &st->offset))
         return false;
     st->ours = true;
     pl->plan->stats.n_allocated++;
-    pl->plan->stats.tensor_bytes += free_blocks_round(&pl->blocks, st->size);
+    pl->plan->stats.tensor_bytes += free_blocks_round(fb, st->size);
     return true;
 }
 
@@ -141,15 +147,17 @@ static bool op_allows_in_place(inf_op op)
     }
 }
 
-/* A source of `node` whose block the node may take over, or NULL. */
-static tensor_state *in_place_source(planner *pl, const inf_tensor *node)
+/* A source of `node` (whose state is `node_st`) whose block the node may take over, or NULL. */
+static tensor_state *in_place_source(planner *pl, const tensor_state *node_st)
 {
+    const inf_tensor *node = node_st->tensor;
     if (!op_allows_in_place(node->op))
         return NULL;
     for (int s = 0; s < INF_MAX_SRC; s++) {
         const inf_tensor *src = node->src[s];
         tensor_state *st = src ? state_of(pl, src) : NULL;
         if (!st || !st->ours || st->handed_on || pinned(src) || src->view_src ||
+            st->buffer != node_st->buffer ||
             st->consumers != 1 || st->live_views != 0 || src->type != node->type ||
             !inf_tensor_same_shape(src, node) || !inf_tensor_is_contiguous(src) ||
             inf_tensor_nbytes(src) != inf_tensor_nbytes(node))
@@ -159,7 +167,7 @@ static tensor_state *in_place_source(planner *pl, const inf_tensor *node)
     return NULL;
 }
 
-static bool record_release(planner *pl, size_t offset, size_t size)
+static bool record_release(planner *pl, int buffer, size_t offset, size_t size)
 {
     if (pl->n_releases == pl->cap_releases) {
         int cap = pl->cap_releases ? 2 * pl->cap_releases : 64;
@@ -169,8 +177,8 @@ static bool record_release(planner *pl, size_t offset, size_t size)
         pl->releases = grown;
         pl->cap_releases = cap;
     }
-    pl->releases[pl->n_releases++] = (plan_release){offset, size};
-    return free_blocks_give(&pl->blocks, offset, size);
+    pl->releases[pl->n_releases++] = (plan_release){buffer, offset, size};
+    return free_blocks_give(&pl->blocks[buffer], offset, size);
 }
 
 /* Give back t's block if nothing needs it any more. */
@@ -180,7 +188,8 @@ static bool release_if_dead(planner *pl, tensor_state *st)
         pinned(st->tensor))
         return true;
     st->handed_on = true; /* given back: never twice */
-    return record_release(pl, st->offset, free_blocks_round(&pl->blocks, st->size));
+    return record_release(pl, st->buffer, st->offset,
+                          free_blocks_round(&pl->blocks[st->buffer], st->size));
 }
 
 /* After `node` ran: one consumer fewer for each source; dead views free their view source. */
@@ -237,7 +246,7 @@ static ggtk_status walk(planner *pl)
         if (node->view_src && !node->view_src->data && !state_of(pl, node->view_src))
             return GGTK_ERR_INVALID;
         if (needs_block(node) && st->offset == PLAN_NONE) {
-            tensor_state *donor = in_place_source(pl, node);
+            tensor_state *donor = in_place_source(pl, st);
             if (donor) {
                 donor->handed_on = true;
                 st->offset = donor->offset;
@@ -245,7 +254,7 @@ static ggtk_status walk(planner *pl)
                 st->ours = true;
                 plan->stats.n_allocated++;
                 plan->stats.n_in_place++;
-                plan->stats.tensor_bytes += free_blocks_round(&pl->blocks, st->size);
+                plan->stats.tensor_bytes += free_blocks_round(&pl->blocks[st->buffer], st->size);
             } else if (!place(pl, st)) {
                 return GGTK_ERR_NOMEM;
             }
@@ -254,35 +263,53 @@ static ggtk_status walk(planner *pl)
             return GGTK_ERR_NOMEM;
     }
     plan->release_start[pl->count - pl->n_leaves] = pl->n_releases;
-    for (int i = 0; i < pl->count; i++)
+    for (int i = 0; i < pl->count; i++) {
         plan->offsets[i] = pl->states[i].ours ? pl->states[i].offset : PLAN_NONE;
-    plan->stats.buffer_size = pl->blocks.peak;
+        plan->buffers[i] = pl->states[i].buffer;
+    }
+    for (int b = 0; b < pl->layout->n_buffers; b++) {
+        plan->buffer_sizes[b] = pl->blocks[b].peak;
+        plan->stats.buffer_size += pl->blocks[b].peak;
+    }
     return GGTK_OK;
 }
 
 void plan_free(graph_plan *plan)
 {
     free(plan->offsets);
+    free(plan->buffers);
     free(plan->release_start);
     free(plan->releases);
     memset(plan, 0, sizeof *plan);
 }
 
-/* Allocate pl's states and map and list the graph's tensors in them. False when out of memory
- * (call planner_release either way). */
-static bool planner_init(planner *pl, const inf_graph *graph)
+/* Allocate pl's states and map and list the graph's tensors in them with their buffers.
+ * GGTK_ERR_NOMEM when out of memory, GGTK_ERR_USAGE when the placement names a buffer outside
+ * the layout (`misplaced` then says which tensor); call planner_release either way. */
+static ggtk_status planner_init(planner *pl, const inf_graph *graph, const plan_layout *layout,
+                                const inf_tensor **misplaced)
 {
-    *pl = (planner){.graph = graph, .n_leaves = inf_graph_n_leaves(graph)};
+    *pl = (planner){.graph = graph, .n_leaves = inf_graph_n_leaves(graph), .layout = layout};
     pl->count = pl->n_leaves + inf_graph_n_nodes(graph);
     pl->n_slots = 2 * pl->count + 1;
     pl->states = calloc((size_t)pl->count + 1, sizeof *pl->states);
     pl->slots = malloc((size_t)pl->n_slots * sizeof *pl->slots);
     if (!pl->states || !pl->slots)
-        return false;
+        return GGTK_ERR_NOMEM;
     memset(pl->slots, 0xff, (size_t)pl->n_slots * sizeof *pl->slots);
-    for (int i = 0; i < pl->count; i++)
-        add_state(pl, i, tensor_at(graph, pl->n_leaves, i));
-    return true;
+    for (int i = 0; i < pl->count; i++) {
+        const inf_tensor *t = tensor_at(graph, pl->n_leaves, i);
+        add_state(pl, i, t);
+        /* Only tensors the plan may place need a buffer; the others stay in buffer 0. */
+        if (layout->placement && needs_block(t)) {
+            pl->states[i].buffer = layout->placement(t, layout->user);
+            if (pl->states[i].buffer < 0 || pl->states[i].buffer >= layout->n_buffers) {
+                *misplaced = t;
+                return GGTK_ERR_USAGE;
+            }
+        }
+    }
+    return GGTK_OK;
 }
 
 static void planner_release(planner *pl)
@@ -291,29 +318,36 @@ static void planner_release(planner *pl)
     free(pl->slots);
 }
 
-bool plan_matches(const graph_plan *plan, const inf_graph *graph)
+bool plan_matches(const graph_plan *plan, const inf_graph *graph, const plan_layout *layout)
 {
     planner pl;
-    bool same = planner_init(&pl, graph) && signature_of(&pl) == plan->signature;
+    const inf_tensor *misplaced = NULL;
+    bool same = planner_init(&pl, graph, layout, &misplaced) == GGTK_OK &&
+                signature_of(&pl) == plan->signature;
     planner_release(&pl);
     return same;
 }
 
-ggtk_status plan_graph(const inf_graph *graph, size_t alignment, graph_plan *plan)
+ggtk_status plan_graph(const inf_graph *graph, const plan_layout *layout, graph_plan *plan)
 {
     plan_free(plan);
     planner pl;
-    const bool ready = planner_init(&pl, graph);
+    const inf_tensor *misplaced = NULL;
+    ggtk_status st = planner_init(&pl, graph, layout, &misplaced);
     pl.plan = plan;
     plan->offsets = malloc(((size_t)pl.count + 1) * sizeof *plan->offsets);
+    plan->buffers = malloc(((size_t)pl.count + 1) * sizeof *plan->buffers);
     plan->release_start = malloc(((size_t)inf_graph_n_nodes(graph) + 1) * sizeof *plan->release_start);
-    ggtk_status st = GGTK_ERR_NOMEM;
-    if (ready && plan->offsets && plan->release_start) {
+    if (st == GGTK_OK && (!plan->offsets || !plan->buffers || !plan->release_start))
+        st = GGTK_ERR_NOMEM;
+    if (st == GGTK_OK) {
         plan->signature = signature_of(&pl);
-        free_blocks_init(&pl.blocks, alignment);
+        for (int b = 0; b < layout->n_buffers; b++)
+            free_blocks_init(&pl.blocks[b], layout->alignment[b]);
         count_uses(&pl);
         st = walk(&pl);
-        free_blocks_release(&pl.blocks);
+        for (int b = 0; b < layout->n_buffers; b++)
+            free_blocks_release(&pl.blocks[b]);
     }
     planner_release(&pl);
     plan->releases = pl.releases;
@@ -321,5 +355,6 @@ ggtk_status plan_graph(const inf_graph *graph, size_t alignment, graph_plan *pla
     plan->n_nodes = inf_graph_n_nodes(graph);
     if (st != GGTK_OK)
         plan_free(plan);
+    plan->misplaced = misplaced;
     return st;
 }

@@ -4,6 +4,7 @@
 
 #include <ggtk/inf_graph.h>
 #include "engine/tensor/tensor_internal.h"
+#include "graph_internal.h"
 
 struct inf_graph {
     int max_nodes;
@@ -59,6 +60,26 @@ static bool mark_visited(inf_graph *g, const inf_tensor *t)
     return true;
 }
 
+/* List t as a leaf or a node. */
+static ggtk_status append(inf_graph *g, inf_tensor *t)
+{
+    if (t->op == INF_OP_NONE) {
+        if (g->n_leaves == g->max_nodes)
+            return GGTK_ERR_NOMEM;
+        g->leaves[g->n_leaves++] = t;
+    } else {
+        if (g->n_nodes == g->max_nodes)
+            return GGTK_ERR_NOMEM;
+        g->nodes[g->n_nodes++] = t;
+    }
+    return GGTK_OK;
+}
+
+ggtk_status inf_graph_push(inf_graph *graph, inf_tensor *tensor)
+{
+    return mark_visited(graph, tensor) ? append(graph, tensor) : GGTK_OK;
+}
+
 /* Depth-first: sources, then the tensor. Recursion depth is the graph's longest chain of
  * dependencies, a few thousand at most for a transformer. */
 static ggtk_status visit(inf_graph *g, inf_tensor *t)
@@ -77,16 +98,7 @@ static ggtk_status visit(inf_graph *g, inf_tensor *t)
         if (st != GGTK_OK)
             return st;
     }
-    if (t->op == INF_OP_NONE) {
-        if (g->n_leaves == g->max_nodes)
-            return GGTK_ERR_NOMEM;
-        g->leaves[g->n_leaves++] = t;
-    } else {
-        if (g->n_nodes == g->max_nodes)
-            return GGTK_ERR_NOMEM;
-        g->nodes[g->n_nodes++] = t;
-    }
-    return GGTK_OK;
+    return append(g, t);
 }
 
 ggtk_status inf_graph_expand(inf_graph *graph, inf_tensor *tensor, ggtk_error *err)
