@@ -503,24 +503,55 @@ TEST(test_cuda_session_reports_its_device_and_device_memory)
     inf_model_close(model);
 }
 
-TEST(test_cuda_partial_offload_without_the_scheduler_is_one_clear_error)
+/* -ngl N with 1 <= N <= n_layer: the last N blocks on the device, the first ones, the embedding
+ * and the output layer on the CPU, the scheduler splitting each graph; the results are the full
+ * offload's (within float spread), the KV cache split between the two, the logits on the host. */
+TEST(test_cuda_partial_offload_equals_the_cpu_and_full_offload)
 {
     cuda_test_backend();
     ggtk_error err = {0};
-    inf_model *model = inf_model_open(tiny_model("default"), NULL, &err);
+    const char *path = tiny_model("default");
+    CHECK(path != NULL);
+    inf_model *model = inf_model_open(path, NULL, &err);
     CHECK_MSG(model, "%s", err.message);
     const int32_t n_layer = (int32_t)inf_model_get_hparams(model)->n_layer;
+    inf_session *cpu = session_on(model, INF_DEVICE_CPU, 0, N_CTX, &err);
+    CHECK_MSG(cpu, "%s", err.message);
     for (int32_t ngl = 1; ngl <= n_layer; ngl++) {
-        inf_session *s = session_on(model, INF_DEVICE_CUDA, ngl, N_CTX, &err);
-        CHECK(s == NULL && err.status == GGTK_ERR_UNSUPPORTED);
-        CHECK_MSG(strstr(err.message, "partial offload needs") && !strchr(err.message, '\n'),
-                  "%s", err.message);
+        inf_session *part = session_on(model, INF_DEVICE_CUDA, ngl, N_CTX, &err);
+        CHECK_MSG(part, "-ngl %d: %s", ngl, err.message);
+        const inf_session_params pp = inf_session_get_params(part);
+        CHECK(pp.device == INF_DEVICE_CUDA && pp.n_gpu_layers == ngl);
+        CHECK_MSG(strstr(inf_session_device_description(part), "layers") &&
+                  !strstr(inf_session_device_description(part), "output layer"), "'%s'",
+                  inf_session_device_description(part));
+        CHECK(session_device_logits(part, NULL) == NULL);
+        /* Only the offloaded blocks' weights are copied. */
+        CHECK(inf_session_weight_device_bytes(part) > 0 &&
+              inf_session_weight_device_bytes(part) < inf_model_weight_bytes(model));
+        CHECK(inf_session_kv_bytes(part) >= inf_session_kv_bytes(cpu));
+        inf_session_free(part);
+        check_same_run(path, ngl, N_CTX, NULL);
+        check_same_run(path, ngl, 8, NULL);
     }
     /* -ngl 0 is the CPU. */
-    inf_session *s = session_on(model, INF_DEVICE_CUDA, 0, N_CTX, &err);
-    CHECK_MSG(s && inf_session_get_params(s).device == INF_DEVICE_CPU, "%s", err.message);
-    inf_session_free(s);
+    inf_session *none = session_on(model, INF_DEVICE_CUDA, 0, N_CTX, &err);
+    CHECK_MSG(none && inf_session_get_params(none).device == INF_DEVICE_CPU, "%s", err.message);
+    inf_session_free(none);
+    inf_session_free(cpu);
     inf_model_close(model);
+}
+
+/* The partial offload of a base comparison: KL-divergence statistics as on the CPU. */
+TEST(test_cuda_partial_offload_kl_divergence_equals_the_cpu_backend)
+{
+    cuda_test_backend();
+    char q8[512], base[512];
+    CHECK(tiny_model("q8_0") != NULL);
+    snprintf(q8, sizeof q8, "%s", tiny_model("q8_0"));
+    CHECK(cpu_base(q8, "q8_partial.ckld", INF_KLD_BASE_COMPACT) != NULL);
+    snprintf(base, sizeof base, "%s", cpu_base(q8, "q8_partial.ckld", INF_KLD_BASE_COMPACT));
+    check_same_run(tiny_model("default"), 1, N_CTX, base);
 }
 
 /* gguf-eval with `env` set must fail with exit 1 and one line holding `needle`. */

@@ -174,14 +174,15 @@ typedef struct inf_session inf_session;
  * On a CUDA device the weights the device computes with are uploaded once into device memory
  * (the model's file map stays the CPU's copy, used in place), and the KV cache, compute buffer
  * and logits live in device memory: a decode's logits come back to the host only when
- * inf_session_logits() asks for them.
+ * inf_session_logits() asks for them. With 1 <= n_gpu_layers <= n_layer the graph is split
+ * (<ggtk/inf_sched.h>): the last n_gpu_layers blocks, their weights and KV cache on the device;
+ * the embedding, the first blocks and the output layer on the CPU, the logits on the host.
  * Errors (NULL, `err` set): n_ctx above the model's context length or below 1, or n_batch out of
  * range (GGTK_ERR_INVALID); a KV type other than F16/F32, or an operation of the forward pass the
- * backend cannot compute, naming the tensor and its types (GGTK_ERR_UNSUPPORTED); a device that
- * cannot be used (inf_device_check()'s error), or n_gpu_layers between 1 and n_layer, which needs
- * the partial offload this build lacks (GGTK_ERR_UNSUPPORTED, "partial offload needs ..."); out
- * of memory (GGTK_ERR_NOMEM; on the device, naming what did not fit: "cuda: the weights (N MiB)
- * do not fit ..."). */
+ * backend cannot compute, naming the tensor and its types (GGTK_ERR_UNSUPPORTED; split between
+ * a device and the CPU, the CPU computes what the device cannot); a device that cannot be used
+ * (inf_device_check()'s error); out of memory (GGTK_ERR_NOMEM; on the device, naming what did
+ * not fit: "the weights (N MiB) do not fit: cuda: ..."). */
 GGTK_API inf_session *inf_session_new(inf_model *model, const inf_session_params *params,
                                       ggtk_error *err);
 

@@ -9,6 +9,7 @@
 
 #include <ggtk/inf_alloc.h>
 #include <ggtk/inf_backend.h>
+#include <ggtk/inf_sched.h>
 #include "kv_window.h"
 #include "model_internal.h"
 #include "session_device.h"
@@ -25,6 +26,12 @@ struct inf_session {
     const inf_model *graph_model; /* what graphs are built from: model, or weights.view */
     inf_context *kv_ctx;
     inf_buffer *kv_buffer;
+    /* Partial offload: the CPU computes the first blocks and the output layer, their KV cache in
+     * the host half, the scheduler splits each graph between the two backends. */
+    inf_backend *cpu;
+    inf_context *kv_ctx_host;
+    inf_buffer *kv_buffer_host;
+    inf_sched *sched;
     inf_context *scratch_ctx;
     inf_buffer *scratch_buffer;
     model_cache cache;
@@ -87,7 +94,26 @@ static bool check_params(const inf_model *model, const inf_session_params *p, gg
     return true;
 }
 
-/* One K and one V tensor per layer in one buffer. */
+/* Whether block il runs on the CPU while the session's backend is a device (partial offload). */
+static bool layer_on_host(const inf_session *s, uint32_t il)
+{
+    return s->sched && il < s->model->hparams.n_layer - (uint32_t)s->placement.n_gpu_layers;
+}
+
+/* Memory for the tensors of `ctx` from `backend`, or an error naming what did not fit. */
+static inf_buffer *alloc_tensors(inf_backend *backend, inf_context *ctx, const char *what,
+                                 ggtk_error *err)
+{
+    ggtk_error inner;
+    inf_buffer *buffer = inf_backend_alloc_context_tensors(backend, ctx, &inner);
+    if (!buffer)
+        ggtk_error_set(err, inner.status, inner.offset, "%s does not fit: %s", what,
+                       inner.message);
+    return buffer;
+}
+
+/* One K and one V tensor per layer in one buffer (partial offload: the CPU's blocks' in a host
+ * buffer of their own). */
 static bool create_kv_cache(inf_session *s, ggtk_error *err)
 {
     const inf_model_hparams *hp = &s->model->hparams;
@@ -96,26 +122,32 @@ static bool create_kv_cache(inf_session *s, ggtk_error *err)
     s->cache.k = calloc(hp->n_layer, sizeof *s->cache.k);
     s->cache.v = calloc(hp->n_layer, sizeof *s->cache.v);
     s->kv_ctx = inf_context_new(2 * (size_t)hp->n_layer * inf_tensor_overhead(), true);
-    if (!s->cache.k || !s->cache.v || !s->kv_ctx) {
+    s->kv_ctx_host = s->sched ? inf_context_new(2 * (size_t)hp->n_layer * inf_tensor_overhead(), true)
+                              : NULL;
+    if (!s->cache.k || !s->cache.v || !s->kv_ctx || (s->sched && !s->kv_ctx_host)) {
         ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory for the KV cache");
         return false;
     }
     const int32_t window_cells = kv_window_cells(s->model, s->params.n_ctx, s->params.n_batch);
     for (uint32_t il = 0; il < hp->n_layer; il++) {
         const int32_t cells = model_layer_is_swa(s->model, il) ? window_cells : s->params.n_ctx;
-        s->cache.k[il] = inf_tensor_new_2d(s->kv_ctx, s->params.kv_type, n_embd_kv, cells);
-        s->cache.v[il] = inf_tensor_new_2d(s->kv_ctx, s->params.kv_type, cells, n_embd_kv);
+        inf_context *ctx = layer_on_host(s, il) ? s->kv_ctx_host : s->kv_ctx;
+        s->cache.k[il] = inf_tensor_new_2d(ctx, s->params.kv_type, n_embd_kv, cells);
+        s->cache.v[il] = inf_tensor_new_2d(ctx, s->params.kv_type, cells, n_embd_kv);
         inf_tensor_set_name(s->cache.k[il], "k_cache.%u", il);
         inf_tensor_set_name(s->cache.v[il], "v_cache.%u", il);
     }
-    if (inf_context_error(s->kv_ctx)) {
-        wrap_error(err, "KV cache", inf_context_error(s->kv_ctx));
+    const ggtk_error *cerr = inf_context_error(s->kv_ctx);
+    if (!cerr && s->kv_ctx_host)
+        cerr = inf_context_error(s->kv_ctx_host);
+    if (cerr) {
+        wrap_error(err, "KV cache", cerr);
         return false;
     }
-    ggtk_error inner;
-    s->kv_buffer = inf_backend_alloc_context_tensors(s->backend, s->kv_ctx, &inner);
-    if (!s->kv_buffer)
-        wrap_error(err, "the KV cache does not fit", &inner);
+    if (s->kv_ctx_host &&
+        !(s->kv_buffer_host = alloc_tensors(s->cpu, s->kv_ctx_host, "the KV cache", err)))
+        return false;
+    s->kv_buffer = alloc_tensors(s->backend, s->kv_ctx, "the KV cache", err);
     return s->kv_buffer != NULL;
 }
 
@@ -134,7 +166,10 @@ static bool create_scratch(inf_session *s, ggtk_error *err)
         return false;
     }
     inf_tensor_set_name(s->cache.attn_scratch, "attn_scratch");
-    s->scratch_buffer = inf_backend_alloc_context_tensors(s->backend, s->scratch_ctx, err);
+    /* Partial offload: on the CPU, whose blocks and the device's both write it (the scheduler
+     * copies it across). */
+    s->scratch_buffer = alloc_tensors(s->sched ? s->cpu : s->backend, s->scratch_ctx,
+                                      "the attention scratch", err);
     return s->scratch_buffer != NULL;
 }
 
@@ -156,26 +191,57 @@ static bool check_supported(inf_session *s, const inf_graph *graph, ggtk_error *
     return true;
 }
 
+/* A graph's memory and its compute, on the session's one backend (a graph allocator) or split
+ * between the device and the CPU (the scheduler). */
+static ggtk_status graph_alloc(inf_session *s, inf_graph *graph, ggtk_error *err)
+{
+    return s->sched ? inf_sched_alloc_graph(s->sched, graph, err)
+                    : inf_graph_allocator_alloc(s->allocator, graph, err);
+}
+
+static ggtk_status graph_compute(inf_session *s, inf_graph *graph, ggtk_error *err)
+{
+    return s->sched ? inf_sched_compute_filtered(s->sched, graph, s->observer_filter, s->observer,
+                                                 s->observer_user, err)
+                    : inf_backend_compute_filtered(s->backend, graph, s->observer_filter,
+                                                   s->observer, s->observer_user, err);
+}
+
+/* Bytes of the planned compute buffers (every backend's). */
+static size_t planned_bytes(const inf_session *s)
+{
+    if (!s->sched)
+        return inf_graph_allocator_stats(s->allocator).buffer_size;
+    const inf_sched_stats st = inf_sched_get_stats(s->sched);
+    size_t bytes = 0;
+    for (int b = 0; b < st.n_backends; b++)
+        bytes += st.buffer_size[b];
+    return bytes;
+}
+
 /* Plan the compute buffer for the largest graph: a full batch at the end of a full cache with
- * params.n_batch outputs. */
+ * params.n_batch outputs. A single backend must compute every node; split between two, the
+ * scheduler gives the CPU what the device cannot. */
 static bool reserve_compute(inf_session *s, ggtk_error *err)
 {
     const int32_t n_ctx = s->params.n_ctx, n_batch = s->params.n_batch;
     model_batch_shape shape = {n_batch, n_ctx - n_batch, 0, n_batch,
                                n_ctx - kv_window_cells(s->model, n_ctx, n_batch)};
     inf_context *ctx = inf_context_new(model_graph_context_size(s->model), true);
-    s->allocator = inf_graph_allocator_new(s->backend);
-    if (!ctx || !s->allocator) {
+    if (!s->sched)
+        s->allocator = inf_graph_allocator_new(s->backend);
+    if (!ctx || (!s->sched && !s->allocator)) {
         inf_context_free(ctx);
         ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory");
         return false;
     }
     model_graph g;
     bool ok = model_build_graph(s->graph_model, ctx, &s->cache, shape, &g, err) &&
-              check_supported(s, g.graph, err);
+              (s->sched || check_supported(s, g.graph, err));
     if (ok) {
         ggtk_error inner;
-        ok = inf_graph_allocator_reserve(s->allocator, g.graph, &inner) == GGTK_OK;
+        ok = (s->sched ? inf_sched_reserve(s->sched, g.graph, &inner)
+                       : inf_graph_allocator_reserve(s->allocator, g.graph, &inner)) == GGTK_OK;
         if (!ok)
             wrap_error(err, "planning the compute buffer failed", &inner);
     }
@@ -183,19 +249,32 @@ static bool reserve_compute(inf_session *s, ggtk_error *err)
         /* Device memory is scarcer: claim the compute buffer now, so that a session that does
          * not fit fails here, saying so, rather than in its first decode. */
         ggtk_error inner;
-        ok = inf_graph_allocator_alloc(s->allocator, g.graph, &inner) == GGTK_OK;
+        ok = graph_alloc(s, g.graph, &inner) == GGTK_OK;
         if (!ok)
             ggtk_error_set(err, inner.status, GGTK_NO_OFFSET,
                            "the compute buffer (%.1f MiB) does not fit: %s",
-                           inf_graph_allocator_stats(s->allocator).buffer_size / 1048576.0,
-                           inner.message);
+                           planned_bytes(s) / 1048576.0, inner.message);
     }
     if (ok)
-        s->compute_bytes = inf_graph_allocator_stats(s->allocator).buffer_size +
-                           inf_backend_cpu_work_size(s->backend, g.graph) +
+        s->compute_bytes = planned_bytes(s) +
+                           inf_backend_cpu_work_size(s->sched ? s->cpu : s->backend, g.graph) +
                            s->scratch_buffer->size;
     inf_context_free(ctx);
     return ok;
+}
+
+/* Partial offload: the CPU backend beside the device and the scheduler over the two (the device
+ * preferred; its buffers are known by their kind). */
+static bool open_split(inf_session *s, ggtk_error *err)
+{
+    s->cpu = inf_backend_cpu_new(s->params.n_threads);
+    if (!s->cpu) {
+        ggtk_error_set(err, GGTK_ERR_NOMEM, GGTK_NO_OFFSET, "out of memory for the CPU backend");
+        return false;
+    }
+    inf_backend *backends[2] = {s->backend, s->cpu};
+    s->sched = inf_sched_new(backends, 2, err);
+    return s->sched != NULL;
 }
 
 /* The backend of the session's placement and, on a device, the weights it computes with. */
@@ -217,7 +296,7 @@ static bool open_device(inf_session *s, ggtk_error *err)
     if (!device_weights_upload(&s->weights, m, split, s->backend, err))
         return false;
     s->graph_model = &s->weights.view;
-    return true;
+    return on_device > n_layer || open_split(s, err);
 }
 
 inf_session *inf_session_new(inf_model *model, const inf_session_params *params, ggtk_error *err)
@@ -247,12 +326,16 @@ void inf_session_free(inf_session *s)
     if (!s)
         return;
     inf_graph_allocator_free(s->allocator);
+    inf_sched_free(s->sched);
     inf_buffer_free(s->kv_buffer);
     inf_context_free(s->kv_ctx);
+    inf_buffer_free(s->kv_buffer_host);
+    inf_context_free(s->kv_ctx_host);
     inf_buffer_free(s->scratch_buffer);
     inf_context_free(s->scratch_ctx);
     inf_buffer_free(s->device_rows);
     device_weights_free(&s->weights);
+    inf_backend_free(s->cpu);
     inf_backend_free(s->backend);
     free(s->cache.k);
     free(s->cache.v);
@@ -276,7 +359,11 @@ void inf_session_set_observer(inf_session *s, inf_node_filter filter, inf_node_o
 int32_t inf_session_n_past(const inf_session *s) { return s->n_past; }
 inf_session_params inf_session_get_params(const inf_session *s) { return s->params; }
 const inf_model *inf_session_model(const inf_session *s) { return s->model; }
-size_t inf_session_kv_bytes(const inf_session *s) { return s->kv_buffer ? s->kv_buffer->size : 0; }
+size_t inf_session_kv_bytes(const inf_session *s)
+{
+    return (s->kv_buffer ? s->kv_buffer->size : 0) +
+           (s->kv_buffer_host ? s->kv_buffer_host->size : 0);
+}
 size_t inf_session_compute_bytes(const inf_session *s) { return s->compute_bytes; }
 size_t inf_session_logits_bytes(const inf_session *s)
 {
@@ -317,7 +404,8 @@ const float *session_device_logits(const inf_session *s, int32_t *n_rows)
 
 bool session_logits_on_device(const inf_session *s)
 {
-    return s->placement.device != INF_DEVICE_CPU;
+    /* Split with the CPU, the output layer is the CPU's (llama.cpp's -ngl N <= n_layer). */
+    return s->placement.device != INF_DEVICE_CPU && !s->sched;
 }
 
 inf_backend *session_logits_backend(const inf_session *s) { return s->backend; }
@@ -358,12 +446,12 @@ static ggtk_status take_logits(inf_session *s, const inf_tensor *logits, int32_t
                                bool only_graph, int32_t row, ggtk_error *err)
 {
     const size_t n_vocab = s->model->hparams.n_vocab;
-    if (s->placement.device != INF_DEVICE_CPU) {
-        s->device_logits_in = only_graph ? inf_graph_allocator_buffer(s->allocator) : s->device_rows;
+    if (!logits->buffer->host) {
+        s->device_logits_in = only_graph ? logits->buffer : s->device_rows;
         s->device_logits = only_graph ? logits->data : s->device_rows->base;
         return GGTK_OK;
     }
-    if (only_graph && inf_graph_allocator_buffer(s->allocator)->host) {
+    if (only_graph) {
         s->logits = logits->data;
         return GGTK_OK;
     }
@@ -394,7 +482,7 @@ static ggtk_status decode_batch(inf_session *s, const inf_token *tokens, model_b
         (st = inf_buffer_place_tensor(s->device_rows, g.logits, (size_t)row * row_bytes,
                                       &inner)) != GGTK_OK)
         wrap_error(err, "placing the logits failed", &inner);
-    if (st == GGTK_OK && (st = inf_graph_allocator_alloc(s->allocator, g.graph, &inner)) != GGTK_OK)
+    if (st == GGTK_OK && (st = graph_alloc(s, g.graph, &inner)) != GGTK_OK)
         wrap_error(err, "allocating the graph failed", &inner);
     if (st == GGTK_OK) {
         int32_t *pos = malloc((size_t)shape.n_tokens * sizeof *pos);
@@ -409,9 +497,7 @@ static ggtk_status decode_batch(inf_session *s, const inf_token *tokens, model_b
         if (st != GGTK_OK)
             wrap_error(err, "setting the graph inputs failed", &inner);
     }
-    if (st == GGTK_OK &&
-        (st = inf_backend_compute_filtered(s->backend, g.graph, s->observer_filter, s->observer,
-                                           s->observer_user, &inner)) != GGTK_OK)
+    if (st == GGTK_OK && (st = graph_compute(s, g.graph, &inner)) != GGTK_OK)
         wrap_error(err, "compute failed", &inner);
     if (st == GGTK_OK && shape.n_out > 0)
         st = take_logits(s, g.logits, shape.n_out, only_graph, row, err);

@@ -42,13 +42,6 @@ bool session_place(const inf_model *model, const inf_session_params *p, session_
         *out = (session_placement){INF_DEVICE_CPU, 0};
         return true;
     }
-    if (n_gpu <= n_layer) {
-        ggtk_error_set(err, GGTK_ERR_UNSUPPORTED, GGTK_NO_OFFSET,
-                       "partial offload needs the multi-backend scheduler, which this build "
-                       "lacks: -ngl %d of %d layers (use -ngl %d or more for all of them, or "
-                       "0 for the CPU)", n_gpu, n_layer, n_layer + 1);
-        return false;
-    }
     *out = (session_placement){device, n_gpu};
     return true;
 }

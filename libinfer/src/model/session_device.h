@@ -15,7 +15,7 @@ typedef struct session_placement {
 } session_placement;
 
 /* Resolve p->device and p->n_gpu_layers for `model`. False with `err` set when the device cannot
- * be used, or the split needs a partial offload this build lacks. */
+ * be used. */
 bool session_place(const inf_model *model, const inf_session_params *p, session_placement *out,
                    ggtk_error *err);
 
