@@ -491,10 +491,13 @@ TEST(test_cuda_session_reports_its_device_and_device_memory)
     CHECK(strncmp(inf_session_device_description(cpu), "CPU", 3) == 0);
     /* Every weight is copied once (256-byte alignment may add a little), none on the CPU. */
     const size_t weights = inf_model_weight_bytes(model);
-    const size_t copied = inf_session_weight_device_bytes(gpu);
+    const inf_session_device_memory dm = inf_session_device_bytes(gpu);
+    const size_t copied = dm.weights;
     CHECK_MSG(copied >= weights && copied < weights + 256 * 64, "%zu device bytes for %zu",
               copied, weights);
-    CHECK(inf_session_weight_device_bytes(cpu) == 0);
+    const inf_session_device_memory none = inf_session_device_bytes(cpu);
+    CHECK(none.weights == 0 && none.kv == 0 && none.compute == 0 && none.logits == 0);
+    CHECK(dm.kv == inf_session_kv_bytes(gpu) && dm.compute > 0 && dm.logits == 0);
     CHECK(inf_session_kv_bytes(gpu) >= inf_session_kv_bytes(cpu));
     CHECK(inf_session_kv_bytes(gpu) < inf_session_kv_bytes(cpu) + 256 * 2 * n_layer);
     CHECK(inf_session_compute_bytes(gpu) > 0);
@@ -527,9 +530,12 @@ TEST(test_cuda_partial_offload_equals_the_cpu_and_full_offload)
                   inf_session_device_description(part));
         CHECK(session_device_logits(part, NULL) == NULL);
         /* Only the offloaded blocks' weights are copied. */
-        CHECK(inf_session_weight_device_bytes(part) > 0 &&
-              inf_session_weight_device_bytes(part) < inf_model_weight_bytes(model));
+        const inf_session_device_memory dm = inf_session_device_bytes(part);
+        CHECK(dm.weights > 0 && dm.weights < inf_model_weight_bytes(model));
         CHECK(inf_session_kv_bytes(part) >= inf_session_kv_bytes(cpu));
+        CHECK_MSG(dm.kv > 0 && dm.kv <= inf_session_kv_bytes(part) && dm.compute > 0,
+                  "-ngl %d: device KV %zu of %zu, compute %zu", ngl, dm.kv,
+                  inf_session_kv_bytes(part), dm.compute);
         inf_session_free(part);
         check_same_run(path, ngl, N_CTX, NULL);
         check_same_run(path, ngl, 8, NULL);

@@ -92,7 +92,7 @@ TEST(test_eval_device_cpu_spellings_give_the_same_numbers_and_say_so)
     free(cpu_out);
     CHECK(eval(&cpu_out, &err, args) == 0);
     CHECK_MSG(strstr(cpu_out, "\"device\": \"cpu\"") && strstr(cpu_out, "\"n_gpu_layers\": 0") &&
-              strstr(cpu_out, "\"weight_device_bytes\": 0"), "%s", cpu_out);
+              strstr(cpu_out, "\"weights\": 0"), "%s", cpu_out);
     free(err);
     free(cpu_out);
     free(none_out);

@@ -189,8 +189,13 @@ void eval_print_json(const eval_summary *s)
     json_object_set_new(root, "device_description",
                         json_string(inf_session_device_description(s->session)));
     json_object_set_new(root, "n_gpu_layers", json_integer(sp.n_gpu_layers));
-    json_object_set_new(root, "weight_device_bytes",
-                        json_integer((json_int_t)inf_session_weight_device_bytes(s->session)));
+    const inf_session_device_memory dm = inf_session_device_bytes(s->session);
+    json_t *device = json_object();
+    json_object_set_new(device, "weights", json_integer((json_int_t)dm.weights));
+    json_object_set_new(device, "kv", json_integer((json_int_t)dm.kv));
+    json_object_set_new(device, "compute", json_integer((json_int_t)dm.compute));
+    json_object_set_new(device, "logits", json_integer((json_int_t)dm.logits));
+    json_object_set_new(root, "device_bytes", device);
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
     if (text)
         printf("%s\n", text);
@@ -225,13 +230,11 @@ void eval_print_setup(const eval_summary *s)
             s->opts->use_mmap ? "mapped" : "read into memory", s->opts->use_mlock ? ", locked" : "",
             inf_session_kv_bytes(s->session) / MIB, sp.kv_type == GGTK_TENSOR_F16 ? "f16" : "f32",
             inf_session_compute_bytes(s->session) / MIB);
+    const inf_session_device_memory dm = inf_session_device_bytes(s->session);
     if (sp.device == INF_DEVICE_CUDA)
         fprintf(stderr, "gguf-eval: device memory: weights %.2f MiB, KV cache %.2f MiB, compute "
-                "buffer %.2f MiB, logits %.2f MiB\n",
-                inf_session_weight_device_bytes(s->session) / MIB,
-                inf_session_kv_bytes(s->session) / MIB,
-                inf_session_compute_bytes(s->session) / MIB,
-                inf_session_logits_bytes(s->session) / MIB);
+                "buffer %.2f MiB, logits %.2f MiB\n", dm.weights / MIB, dm.kv / MIB,
+                dm.compute / MIB, dm.logits / MIB);
     fprintf(stderr, "gguf-eval: model loaded in %.1f ms\n", s->load_seconds * 1e3);
 }
 

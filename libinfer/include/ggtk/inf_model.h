@@ -230,9 +230,16 @@ GGTK_API const inf_model *inf_session_model(const inf_session *session);
 GGTK_API size_t inf_session_kv_bytes(const inf_session *session);
 GGTK_API size_t inf_session_compute_bytes(const inf_session *session);
 GGTK_API size_t inf_session_logits_bytes(const inf_session *session);
-/* Bytes of weights the session copied into device memory (0 on the CPU, which uses the model's
- * in place). On a CUDA device the KV cache, compute and logits bytes above are device memory. */
-GGTK_API size_t inf_session_weight_device_bytes(const inf_session *session);
+/* Device memory a session holds (all 0 on the CPU). The counts above add the host's part of a
+ * session split between a device and the CPU. */
+typedef struct inf_session_device_memory {
+    size_t weights; /* the weights copied to the device (the CPU uses the model's in place) */
+    size_t kv;      /* the device's blocks' KV cache */
+    size_t compute; /* the device's compute buffer (and the attention scratch when it is there) */
+    size_t logits;  /* the rows of a decode of several graphs */
+} inf_session_device_memory;
+
+GGTK_API inf_session_device_memory inf_session_device_bytes(const inf_session *session);
 /* One line naming the device the session computes on: "CPU (N threads)", or
  * "CUDA0: NVIDIA H100 80GB HBM3, 79.1 GiB (N of M layers and the output layer)". Owned by the
  * session. */

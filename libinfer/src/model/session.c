@@ -369,7 +369,18 @@ size_t inf_session_logits_bytes(const inf_session *s)
 {
     return s->copies_capacity * sizeof(float) + (s->device_rows ? s->device_rows->size : 0);
 }
-size_t inf_session_weight_device_bytes(const inf_session *s) { return s->weights.bytes; }
+inf_session_device_memory inf_session_device_bytes(const inf_session *s)
+{
+    inf_session_device_memory m = {0};
+    if (s->placement.device == INF_DEVICE_CPU)
+        return m;
+    m.weights = s->weights.bytes;
+    m.kv = s->kv_buffer ? s->kv_buffer->size : 0;
+    m.compute = s->sched ? inf_sched_get_stats(s->sched).buffer_size[0]
+                         : planned_bytes(s) + s->scratch_buffer->size;
+    m.logits = s->device_rows ? s->device_rows->size : 0;
+    return m;
+}
 const char *inf_session_device_description(const inf_session *s) { return s->description; }
 
 static bool reserve_copies(inf_session *s, int32_t rows);
