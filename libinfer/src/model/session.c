@@ -1,8 +1,9 @@
 /* session.c - a decoding context: KV cache, a backend (the CPU, or a CUDA device holding copies
  * of the weights, session_weights.h), and a graph allocator whose compute buffer is planned once
- * for the largest graph, then reused by every batch. On a device the logits stay in device memory
- * (the compute buffer's, or a buffer the graphs of a long decode write their rows into) until
- * inf_session_logits() asks for them. */
+ * for the largest graph, then reused by every batch; with a partial offload, the device and the
+ * CPU under a scheduler (inf_sched.h) instead, each with its blocks' KV cache. When the device
+ * computes the output layer the logits stay in device memory (the compute buffer's, or a buffer
+ * the graphs of a long decode write their rows into) until inf_session_logits() asks for them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
