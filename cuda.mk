@@ -15,7 +15,7 @@ CUDA_ARCHS ?= sm_80 sm_86 sm_89 sm_90 compute_90
 
 CUDA_CU_SRC  := $(sort $(shell find libinfer/src -name '*.cu'))
 CUDA_EMU_SRC := $(sort $(shell find libinfer/src/engine/backend/cuda/emulator/ -name '*.cpp' 2>/dev/null))
-CUDA_ABSENT_SRC := libinfer/src/engine/backend/cuda_absent.c
+CUDA_ABSENT_SRC := libinfer/src/engine/backend/cuda_absent.c libinfer/src/engine/backend/cuda_score_absent.c
 cuda_obj = $(patsubst %,$(BUILD)/obj/%.o,$(basename $(1)))
 
 ifeq ($(CUDA)$(CUDA_EMU),11)

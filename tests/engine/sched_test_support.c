@@ -41,10 +41,10 @@ static void picky_release(inf_backend *backend)
     free(backend);
 }
 
-static inf_buffer *picky_alloc_buffer(inf_backend *backend, size_t size)
+static inf_buffer *picky_alloc_buffer(inf_backend *backend, size_t size, ggtk_error *err)
 {
     picky *p = backend->impl;
-    inf_buffer *buffer = inf_backend_alloc_buffer(p->inner, size);
+    inf_buffer *buffer = inf_backend_alloc_buffer_checked(p->inner, size, err);
     if (buffer && !picky_backend_own(backend, buffer)) {
         inf_buffer_free(buffer);
         return NULL;

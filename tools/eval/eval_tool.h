@@ -30,6 +30,8 @@ typedef struct eval_options {
     const char *convert_in, *convert_out; /* --kl-divergence-base-convert IN OUT */
     const char *plot;
     ggtk_tensor_type kv_type;
+    inf_device device;                 /* --device / -dev cpu|cuda (default auto) */
+    int32_t n_gpu_layers;              /* -ngl / --n-gpu-layers N (default -1: all) */
     const char *imatrix_out;           /* --imatrix-out FILE */
     inf_imatrix_format imatrix_format; /* --imatrix-format gguf|dat (default gguf) */
     bool imatrix_format_given;

@@ -74,6 +74,13 @@ static bool load_text(eval_state *st)
 /* Model, session, and the tokens (from the text or the base file). */
 static bool prepare(eval_state *st)
 {
+    /* The imatrix collector reads activations on the host: the default device is then the
+     * CPU. */
+    if (st->opts.imatrix_out && st->opts.device == INF_DEVICE_AUTO)
+        st->opts.device = INF_DEVICE_CPU;
+    /* A device that cannot be used is refused before the model is read. */
+    if (inf_device_check(st->opts.device, &st->err) != GGTK_OK)
+        return false;
     inf_model_params mp = {.use_mmap = st->opts.use_mmap, .use_mlock = st->opts.use_mlock};
     double start = now_seconds();
     st->model = inf_model_open(st->opts.model, &mp, &st->err);
@@ -105,7 +112,8 @@ static bool prepare(eval_state *st)
                              .n_batch = st->opts.n_batch < n_ctx ? st->opts.n_batch : n_ctx,
                              .n_threads = st->opts.n_threads > 0 ? st->opts.n_threads
                                                                  : (int)sysconf(_SC_NPROCESSORS_ONLN),
-                             .kv_type = st->opts.kv_type};
+                             .kv_type = st->opts.kv_type, .device = st->opts.device,
+                             .n_gpu_layers = st->opts.n_gpu_layers};
     st->session = inf_session_new(st->model, &sp, &st->err);
     if (!st->session)
         return false;

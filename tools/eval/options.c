@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli_options.h"
 #include "eval_tool.h"
@@ -13,7 +14,7 @@ typedef enum option_id {
     OPT_MODEL, OPT_TEXT, OPT_CTX, OPT_BATCH, OPT_THREADS, OPT_CHUNKS, OPT_NO_MMAP, OPT_MLOCK,
     OPT_JSON, OPT_KLD_BASE, OPT_KLD, OPT_KLD_FORMAT, OPT_KLD_EPSILON, OPT_KLD_MAX_ENTRIES,
     OPT_KLD_CONVERT, OPT_PLOT, OPT_KV_TYPE, OPT_IMATRIX_OUT, OPT_IMATRIX_FORMAT,
-    OPT_OUT_FREQ, OPT_SAVE_FREQ, OPT_HELP,
+    OPT_OUT_FREQ, OPT_SAVE_FREQ, OPT_DEVICE, OPT_GPU_LAYERS, OPT_HELP,
 } option_id;
 
 /* A row of the table: the option (its value_name is the argument's name in --help and in the
@@ -47,6 +48,13 @@ static const option_spec OPTIONS[] = {
      "rewrite the llama-format base IN as a compact base OUT (no model needed)"},
     {{"--plot", NULL, OPT_PLOT, "FILE.svg"}, "draw per-chunk PPL (and KLD) as an SVG chart"},
     {{"--kv-type", NULL, OPT_KV_TYPE, "f16|f32"}, "KV cache type (default f16, as llama.cpp)"},
+    {{"--device", "-dev", OPT_DEVICE, "cpu|cuda"},
+     "compute on the CPU (also: none) or CUDA device 0 (also: CUDA0); default: CUDA when the "
+     "build has it and finds a device"},
+    {{"--n-gpu-layers", "-ngl", OPT_GPU_LAYERS, "N"},
+     "on CUDA, the last N layers on the device; more than the model's: all of them and the "
+     "output layer (default: all)"},
+    {{"--gpu-layers", NULL, OPT_GPU_LAYERS, "N"}, "the same as -ngl"},
     {{"--imatrix-out", NULL, OPT_IMATRIX_OUT, "FILE"},
      "also collect an importance matrix, as llama-imatrix does, and write it here"},
     {{"--imatrix-format", NULL, OPT_IMATRIX_FORMAT, "gguf|dat"},
@@ -150,6 +158,20 @@ static bool apply_option(eval_options *o, const cli_option *spec, const char *va
         }
         fprintf(stderr, "gguf-eval: error: --kv-type must be f16 or f32, got '%s'\n", value);
         return false;
+    case OPT_DEVICE:
+        /* llama.cpp's names too: "none" (no device: the CPU), "CUDA0". */
+        if (strcasecmp(value, "cpu") == 0 || strcasecmp(value, "none") == 0) {
+            o->device = INF_DEVICE_CPU;
+            return true;
+        }
+        if (strcasecmp(value, "cuda") == 0 || strcasecmp(value, "cuda0") == 0) {
+            o->device = INF_DEVICE_CUDA;
+            return true;
+        }
+        fprintf(stderr, "gguf-eval: error: --device must be cpu or cuda, got '%s'\n", value);
+        return false;
+    case OPT_GPU_LAYERS:
+        return parse_int(spec->name, value, -1, INT32_MAX, &v) && (o->n_gpu_layers = (int32_t)v, 1);
     case OPT_IMATRIX_OUT: o->imatrix_out = value; return true;
     case OPT_IMATRIX_FORMAT:
         if (strcmp(value, "gguf") == 0 || strcmp(value, "dat") == 0) {
@@ -204,6 +226,7 @@ int eval_options_parse(eval_options *o, int argc, char **argv, bool *exit_now)
 {
     *o = (eval_options){.n_ctx = 512, .n_batch = 512, .use_mmap = true,
                         .kv_type = GGTK_TENSOR_F16, .imatrix_out_freq = 10,
+                        .device = INF_DEVICE_AUTO, .n_gpu_layers = -1,
                         .kld_compact = inf_kld_compact_params_default()};
     *exit_now = true;
     /* Not cli_parse: an operand is an unknown option here, and a missing value is named. */

@@ -184,6 +184,18 @@ void eval_print_json(const eval_summary *s)
     json_object_set_new(root, "kv_bytes", json_integer((json_int_t)inf_session_kv_bytes(s->session)));
     json_object_set_new(root, "compute_bytes",
                         json_integer((json_int_t)inf_session_compute_bytes(s->session)));
+    const inf_session_params sp = inf_session_get_params(s->session);
+    json_object_set_new(root, "device", json_string(inf_device_name(sp.device)));
+    json_object_set_new(root, "device_description",
+                        json_string(inf_session_device_description(s->session)));
+    json_object_set_new(root, "n_gpu_layers", json_integer(sp.n_gpu_layers));
+    const inf_session_device_memory dm = inf_session_device_bytes(s->session);
+    json_t *device = json_object();
+    json_object_set_new(device, "weights", json_integer((json_int_t)dm.weights));
+    json_object_set_new(device, "kv", json_integer((json_int_t)dm.kv));
+    json_object_set_new(device, "compute", json_integer((json_int_t)dm.compute));
+    json_object_set_new(device, "logits", json_integer((json_int_t)dm.logits));
+    json_object_set_new(root, "device_bytes", device);
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
     if (text)
         printf("%s\n", text);
@@ -212,11 +224,17 @@ void eval_print_setup(const eval_summary *s)
                 s->text_member[0] ? ")" : "", s->n_text_tokens);
     fprintf(stderr, "gguf-eval: %d chunks of %d tokens (the last %d of each scored), batch %d, "
             "%d threads\n", s->n_chunks, s->n_ctx, s->n_scored, sp.n_batch, sp.n_threads);
+    fprintf(stderr, "gguf-eval: device: %s\n", inf_session_device_description(s->session));
     fprintf(stderr, "gguf-eval: memory: weights %.2f MiB (%s%s), KV cache %.2f MiB (%s), compute "
             "buffer %.2f MiB\n", inf_model_weight_bytes(s->model) / MIB,
             s->opts->use_mmap ? "mapped" : "read into memory", s->opts->use_mlock ? ", locked" : "",
             inf_session_kv_bytes(s->session) / MIB, sp.kv_type == GGTK_TENSOR_F16 ? "f16" : "f32",
             inf_session_compute_bytes(s->session) / MIB);
+    const inf_session_device_memory dm = inf_session_device_bytes(s->session);
+    if (sp.device == INF_DEVICE_CUDA)
+        fprintf(stderr, "gguf-eval: device memory: weights %.2f MiB, KV cache %.2f MiB, compute "
+                "buffer %.2f MiB, logits %.2f MiB\n", dm.weights / MIB, dm.kv / MIB,
+                dm.compute / MIB, dm.logits / MIB);
     fprintf(stderr, "gguf-eval: model loaded in %.1f ms\n", s->load_seconds * 1e3);
 }
 

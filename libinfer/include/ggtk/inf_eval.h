@@ -316,8 +316,13 @@ typedef struct inf_chunk_result {
  * vocabulary adds one) with `session` (which must outlive the run and have n_ctx >= params->n_ctx).
  * Errors (NULL, `err` set): fewer than 2 * n_ctx tokens (llama-perplexity's requirement), n_ctx
  * below 4 or larger than the session's, a base file whose n_vocab differs from the model's
- * (GGTK_ERR_INVALID); tokens given with a base file (GGTK_ERR_USAGE); an unwritable base output
- * (inf_kld_base_writer_open's error); out of memory. The tokens are copied. */
+ * (GGTK_ERR_INVALID); tokens given with a base file (GGTK_ERR_USAGE); an importance matrix with a
+ * session on a device (GGTK_ERR_UNSUPPORTED: the collector reads activations on the host); an
+ * unwritable base output (inf_kld_base_writer_open's error); out of memory. The tokens are
+ * copied.
+ * On a session whose device keeps the logits (a CUDA session), the scores and KL-divergence
+ * statistics are computed there and only a few numbers per position come back; writing a base
+ * file brings the scored rows to the host. */
 GGTK_API inf_perplexity *inf_perplexity_new(inf_session *session, const inf_token *tokens,
                                             size_t n_tokens, const inf_perplexity_params *params,
                                             ggtk_error *err);

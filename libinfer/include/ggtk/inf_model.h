@@ -7,7 +7,8 @@
  *
  * A session is one decoding context over a model: a KV cache sized to n_ctx positions (a
  * sliding-window layer's, as Gemma's, to min(n_ctx, n_swa + n_batch): it drops positions its
- * queries can no longer see), a CPU backend with its threads, and a graph allocator whose compute
+ * queries can no longer see), a backend (the CPU with its threads, or a CUDA device with the
+ * weights it computes with uploaded into its memory), and a graph allocator whose compute
  * buffer is sized once, at creation, for the largest batch. Decoding a batch builds the forward pass as a graph on the engine
  * (inf_ops.h), allocates it in that buffer and computes it.
  *
@@ -132,24 +133,56 @@ GGTK_API uint64_t inf_model_n_params(const inf_model *model);
  * Sessions
  * ------------------------------------------------------------------------------------------- */
 
+/* The device a session computes on (llama.cpp's --device). */
+typedef enum inf_device {
+    INF_DEVICE_CPU = 0, /* the CPU backend; a zeroed inf_session_params asks for it */
+    INF_DEVICE_CUDA,    /* CUDA device 0 (<ggtk/inf_backend_cuda.h>); an error when the build has
+                           no CUDA backend or no device is usable */
+    INF_DEVICE_AUTO,    /* CUDA device 0 when the build has CUDA and a device is found, else the
+                           CPU */
+} inf_device;
+
+/* "cpu", "cuda" or "auto". */
+GGTK_API const char *inf_device_name(inf_device device);
+
+/* Whether `device` can be used now: GGTK_OK, or GGTK_ERR_UNSUPPORTED with one line saying why
+ * ("built without CUDA: rebuild with make CUDA=1", "cuda: no usable device: ..."). INF_DEVICE_CPU
+ * and INF_DEVICE_AUTO are always usable. Lets a program refuse a request before it loads a
+ * model. */
+GGTK_API ggtk_status inf_device_check(inf_device device, ggtk_error *err);
+
 typedef struct inf_session_params {
     int32_t n_ctx;            /* positions the KV cache holds (1 ..= the model's n_ctx_train) */
     int32_t n_batch;          /* most tokens computed by one graph (1 ..= n_ctx) */
     int n_threads;            /* CPU threads (<= 0: one per core) */
     ggtk_tensor_type kv_type; /* GGTK_TENSOR_F16 (default) or GGTK_TENSOR_F32 */
+    inf_device device;        /* where the graph runs (default INF_DEVICE_AUTO) */
+    int32_t n_gpu_layers;     /* on a CUDA device, llama.cpp's -ngl: the last N blocks run on the
+                                 device, and the output layer too when N > n_layer; < 0 (default)
+                                 means all of them and the output layer. Ignored on the CPU. 0
+                                 computes everything on the CPU */
 } inf_session_params;
 
-/* The defaults: n_ctx 512, n_batch 512, n_threads 0, kv_type F16. */
+/* The defaults: n_ctx 512, n_batch 512, n_threads 0, kv_type F16, device INF_DEVICE_AUTO,
+ * n_gpu_layers -1 (everything on the device when there is one). */
 GGTK_API inf_session_params inf_session_params_default(void);
 
 typedef struct inf_session inf_session;
 
 /* A session over `model` (which must outlive it; params NULL: defaults). Allocates the KV cache,
  * and plans and allocates the compute buffer for a full batch at the end of a full cache.
+ * On a CUDA device the weights the device computes with are uploaded once into device memory
+ * (the model's file map stays the CPU's copy, used in place), and the KV cache, compute buffer
+ * and logits live in device memory: a decode's logits come back to the host only when
+ * inf_session_logits() asks for them. With 1 <= n_gpu_layers <= n_layer the graph is split
+ * (<ggtk/inf_sched.h>): the last n_gpu_layers blocks, their weights and KV cache on the device;
+ * the embedding, the first blocks and the output layer on the CPU, the logits on the host.
  * Errors (NULL, `err` set): n_ctx above the model's context length or below 1, or n_batch out of
  * range (GGTK_ERR_INVALID); a KV type other than F16/F32, or an operation of the forward pass the
- * backend cannot compute, naming the tensor and its types (GGTK_ERR_UNSUPPORTED); out of memory
- * (GGTK_ERR_NOMEM). */
+ * backend cannot compute, naming the tensor and its types (GGTK_ERR_UNSUPPORTED; split between
+ * a device and the CPU, the CPU computes what the device cannot); a device that cannot be used
+ * (inf_device_check()'s error); out of memory (GGTK_ERR_NOMEM; on the device, naming what did
+ * not fit: "the weights (N MiB) do not fit: cuda: ..."). */
 GGTK_API inf_session *inf_session_new(inf_model *model, const inf_session_params *params,
                                       ggtk_error *err);
 
@@ -181,10 +214,13 @@ GGTK_API void inf_session_set_observer(inf_session *session, inf_node_filter fil
                                        inf_node_observer observer, void *user);
 
 /* Logits of the last decode: *n_rows (may be NULL) rows of n_vocab floats, row r for
- * tokens[first_output + r]. Owned by the session, valid until the next decode. */
+ * tokens[first_output + r]. Owned by the session, valid until the next decode. A session on a
+ * device downloads them on the first call after a decode (NULL when host memory runs out). */
 GGTK_API const float *inf_session_logits(const inf_session *session, int32_t *n_rows);
 
-/* The session's parameters as resolved (n_threads as used). */
+/* The session's parameters as resolved (n_threads as used; device INF_DEVICE_CPU or
+ * INF_DEVICE_CUDA; n_gpu_layers 0 on the CPU, else the blocks on the device, n_layer + 1 when the
+ * output layer is there too). */
 GGTK_API inf_session_params inf_session_get_params(const inf_session *session);
 /* The model the session runs. */
 GGTK_API const inf_model *inf_session_model(const inf_session *session);
@@ -194,6 +230,20 @@ GGTK_API const inf_model *inf_session_model(const inf_session *session);
 GGTK_API size_t inf_session_kv_bytes(const inf_session *session);
 GGTK_API size_t inf_session_compute_bytes(const inf_session *session);
 GGTK_API size_t inf_session_logits_bytes(const inf_session *session);
+/* Device memory a session holds (all 0 on the CPU). The counts above add the host's part of a
+ * session split between a device and the CPU. */
+typedef struct inf_session_device_memory {
+    size_t weights; /* the weights copied to the device (the CPU uses the model's in place) */
+    size_t kv;      /* the device's blocks' KV cache */
+    size_t compute; /* the device's compute buffer (and the attention scratch when it is there) */
+    size_t logits;  /* the rows of a decode of several graphs */
+} inf_session_device_memory;
+
+GGTK_API inf_session_device_memory inf_session_device_bytes(const inf_session *session);
+/* One line naming the device the session computes on: "CPU (N threads)", or
+ * "CUDA0: NVIDIA H100 80GB HBM3, 79.1 GiB (N of M layers and the output layer)". Owned by the
+ * session. */
+GGTK_API const char *inf_session_device_description(const inf_session *session);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,8 @@
 /* perplexity.c - the chunk loop of a perplexity or KL-divergence run, as llama-perplexity runs
  * it: each chunk decoded from an empty cache (BOS first when the vocabulary adds one), its second
- * half scored. Scores of one chunk are computed in parallel into per-position slots and summed in
- * position order, so results do not depend on the thread count. Base rows are read and written
+ * half scored. Scores of one chunk are computed (logits_score.h: on the host in parallel, or on
+ * the session's device) into per-position slots and summed in position order, so results do not
+ * depend on the thread count. Base rows are read and written
  * a group of positions at a time: at 262,144 tokens a llama row is 512 KiB, so a whole chunk's
  * rows would add half the logits' memory again. */
 #include <math.h>
@@ -12,7 +13,9 @@
 #include <time.h>
 
 #include "kld_file.h"
+#include "logits_score.h"
 #include "model/model_scan.h"
+#include "model/session_logits.h"
 #include <ggtk/inf_eval.h>
 
 struct inf_perplexity {
@@ -27,6 +30,7 @@ struct inf_perplexity {
     inf_token *tokens; /* n_chunks * n_ctx */
     inf_token *batch;  /* one chunk as decoded */
     int32_t next_chunk;
+    int32_t row_offset; /* the decode's logits row of the first scored position */
     inf_ppl_stats stats;
     double *nll;       /* per scored position of the current chunk */
     /* base rows of one group of positions, read or written */
@@ -139,7 +143,11 @@ static bool setup_buffers(inf_perplexity *run)
     run->nll = malloc((size_t)run->n_scored * sizeof *run->nll);
     if (!run->batch || !run->nll)
         return false;
+    /* On a device a group is one launch of a block per row: larger groups keep it busy; llama
+     * rows still cost host memory (64 rows of 262,144 tokens: 32 MiB). */
     run->group = 4 * run->n_threads < 16 ? 16 : 4 * run->n_threads;
+    if (session_logits_on_device(run->session) && !run->writer)
+        run->group = run->base && rows_format(run) == INF_KLD_BASE_LLAMA ? 64 : run->n_scored;
     if (run->group > run->n_scored)
         run->group = run->n_scored;
     if (run->writer || run->base) {
@@ -190,6 +198,13 @@ inf_perplexity *inf_perplexity_new(inf_session *session, const inf_token *tokens
         run->n_threads = omp_get_max_threads();
     run->bos = inf_vocab_adds_bos(vocab) ? inf_vocab_bos(vocab) : INF_TOKEN_NONE;
     run->base = params->kld_base_in;
+    if (params->imatrix && inf_session_get_params(session).device != INF_DEVICE_CPU) {
+        /* The collector reads each observed node's activations in host memory. */
+        ggtk_error_set(err, GGTK_ERR_UNSUPPORTED, GGTK_NO_OFFSET,
+                       "collecting an importance matrix needs a session on the CPU, not %s",
+                       inf_device_name(inf_session_get_params(session).device));
+        goto fail;
+    }
     if (!setup_tokens(run, tokens, n_tokens, params, err))
         goto fail;
     if (params->kld_base_out) {
@@ -297,26 +312,14 @@ static ggtk_status check_finite(const inf_perplexity *run, int32_t index, int32_
     return GGTK_OK;
 }
 
-/* Score position r of the chunk (row g of the group) into run->nll[r] (comparing: also into
- * run->kld_slots[r] and the chunk's KLD and dp values): plain, writing a base row, or comparing
- * with a base row. */
-static void score_position(inf_perplexity *run, const float *row_logits, inf_token next,
-                           int32_t index, int32_t r, int32_t g)
+/* Score position r of the chunk (row g of the group) into run->nll[r] while writing its base row
+ * (run->rows or run->sparse, slot g): the row's log-probabilities are computed from the host
+ * logits, in llama-perplexity's format or the compact one. */
+static void encode_position(inf_perplexity *run, const float *row_logits, inf_token next,
+                            int32_t r, int32_t g)
 {
     const int32_t n_vocab = run->n_vocab;
-    const size_t row_words = inf_logprob_row_words(n_vocab);
-    const bool compact = run->sparse != NULL;
-    if (run->base) {
-        const size_t at = (size_t)index * run->n_scored + (size_t)r;
-        inf_kld_stats *slot = &run->kld_slots[r];
-        memset(slot, 0, sizeof *slot);
-        run->kld_values[at] =
-            compact ? (float)sparse_kld_token(row_logits, n_vocab, &run->sparse[g], next, slot,
-                                              &run->p_diff_values[at])
-                    : (float)inf_kld_token(row_logits, n_vocab, run->rows + g * row_words, next,
-                                           slot, &run->p_diff_values[at]);
-        run->nll[r] = slot->sum_nll;
-    } else if (run->writer && compact) {
+    if (run->sparse) {
         const int t = omp_get_thread_num();
         bool ok;
         run->nll[r] = sparse_row_from_logits(row_logits, n_vocab, next, &run->compact,
@@ -324,16 +327,35 @@ static void score_position(inf_perplexity *run, const float *row_logits, inf_tok
                                              &run->sparse[g], &ok);
         if (!ok)
             run->sparse[g].n = 0; /* out of memory: the group's write refuses it */
-    } else if (run->writer) {
-        run->nll[r] = inf_logprob_row_encode(row_logits, n_vocab, next, run->rows + g * row_words);
     } else {
-        run->nll[r] = inf_token_nll(row_logits, n_vocab, next);
+        run->nll[r] = inf_logprob_row_encode(row_logits, n_vocab, next,
+                                             run->rows + g * inf_logprob_row_words(n_vocab));
     }
 }
 
-/* Score the chunk's positions a group at a time: read the group's base rows, score them in
- * parallel, check them, write the group's rows. The run's sums are left alone until the whole
- * chunk is known to be finite (add_chunk). */
+/* Score the n positions of the chunk from `first` on (plain, or comparing with the group's base
+ * rows), where the session keeps its logits: on its device, or on the host at `logits`. */
+static ggtk_status score_group(inf_perplexity *run, const float *logits, const inf_token *chunk,
+                               int32_t index, int32_t first, int32_t n, ggtk_error *err)
+{
+    const size_t at = (size_t)index * run->n_scored + (size_t)first;
+    score_job job = {.n_vocab = run->n_vocab, .n_rows = n,
+                     .targets = chunk + run->first + first + 1,
+                     .llama_rows = run->base && !run->sparse ? run->rows : NULL,
+                     .sparse_rows = run->base ? run->sparse : NULL,
+                     .nll = run->nll + first,
+                     .kld_slots = run->base ? run->kld_slots + first : NULL,
+                     .kld = run->base ? run->kld_values + at : NULL,
+                     .p_diff = run->base ? run->p_diff_values + at : NULL};
+    if (!logits)
+        return score_rows_device(run->session, run->row_offset + first, &job, err);
+    score_rows_host(logits + (size_t)first * run->n_vocab, &job, run->n_threads);
+    return GGTK_OK;
+}
+
+/* Score the chunk's positions a group at a time: read the group's base rows, score them, check
+ * them, write the group's rows. The run's sums are left alone until the whole chunk is known to
+ * be finite (add_chunk). `logits` is NULL when the rows stay on the session's device. */
 static ggtk_status score_chunk(inf_perplexity *run, const float *logits, const inf_token *chunk,
                                int32_t index, ggtk_error *err)
 {
@@ -345,10 +367,14 @@ static ggtk_status score_chunk(inf_perplexity *run, const float *logits, const i
                                  : inf_kld_base_read_rows(run->base, index, first, n, run->rows, err);
         if (status != GGTK_OK)
             return status;
+        if (run->writer) {
 #pragma omp parallel for schedule(static) num_threads(run->n_threads)
-        for (int32_t g = 0; g < n; g++)
-            score_position(run, logits + (size_t)(first + g) * run->n_vocab,
-                           chunk[run->first + first + g + 1], index, first + g, g);
+            for (int32_t g = 0; g < n; g++)
+                encode_position(run, logits + (size_t)(first + g) * run->n_vocab,
+                                chunk[run->first + first + g + 1], first + g, g);
+        } else if ((status = score_group(run, logits, chunk, index, first, n, err)) != GGTK_OK) {
+            return status;
+        }
         if ((status = check_finite(run, index, first, n, err)) != GGTK_OK)
             return status;
         if (run->writer && run->sparse) {
@@ -389,8 +415,11 @@ ggtk_status inf_perplexity_next(inf_perplexity *run, inf_chunk_result *result, g
     if (status != GGTK_OK)
         return ggtk_error_set(err, status, decode_err.offset, "chunk %d: %s", index + 1,
                               decode_err.message);
-    const float *logits = inf_session_logits(run->session, NULL) +
-                          (size_t)(run->first - first_output) * (size_t)run->n_vocab;
+    /* The rows stay on the session's device unless a base file is written from them. */
+    run->row_offset = run->first - first_output;
+    const float *logits = NULL;
+    if (run->writer || !session_device_logits(run->session, NULL))
+        logits = inf_session_logits(run->session, NULL) + (size_t)run->row_offset * run->n_vocab;
     const inf_kld_stats kld_before = run->kld;
     status = score_chunk(run, logits, chunk, index, err);
     if (status != GGTK_OK)
