@@ -6,12 +6,14 @@
  *
  * Tolerances, as a fraction c of S = sum over k of |w_k x_k| (estimated as K * mean|w| * mean|x|,
  * mean|x| = 1/2 for the default fill):
- *  - n <= 8, every type, and F32 weights at any n: c = 1e-5. Both backends form the same terms
- *    (quantized weights: the same integer sums, the device quantizing activations byte for byte
- *    as the CPU) and differ only in the order of float additions, a few ulps of S.
+ *  - n <= 8, every type; the types of the integer path (legacy and K quants) at any n; F32
+ *    weights at any n: c = 1e-5. Both backends form the same terms (quantized weights: the same
+ *    integer sums, the device quantizing activations byte for byte as the CPU) and differ only
+ *    in the order of float additions, a few ulps of S.
  *  - n > 8, F16 weights: c = 5e-4, the bound 2^-11 of rounding activations to F16 for cuBLAS.
  *  - n > 8, BF16 weights: c = 4e-3, the bound 2^-8 of rounding activations to BF16.
- *  - n > 8, quantized weights: c = 2e-3. The device multiplies F16-rounded weights and
+ *  - n > 8, quantized weights through cuBLAS (the dequantize-only types, and every quantized
+ *    type with INF_CUDA_MUL_MAT=cublas): c = 2e-3. The device multiplies F16-rounded weights and
  *    activations (<= 1e-3 of S), the CPU multiplies exact weights with activations rounded to
  *    8 bits (an error of about d_a / sqrt(12) per element, d_a = max|x| / 127, random in sign:
  *    3e-4 of S at one sigma for K = 256, less for larger K); 2e-3 is six sigma at K = 256. */
@@ -71,10 +73,29 @@ static bool fill_weight_rows(const inf_tensor *leaf, int index, void *data, size
 }
 
 
+static bool listed(ggtk_tensor_type type, const ggtk_tensor_type *types, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (types[i] == type)
+            return true;
+    return false;
+}
+
+/* Whether weights of `type` meet quantized activations at every n (the CPU's integer path),
+ * rather than cuBLAS in F16 for n > 8. */
+static bool integer_path_at_every_n(ggtk_tensor_type type)
+{
+    const char *route = getenv("INF_CUDA_MUL_MAT");
+    if (route && strcmp(route, "cublas") == 0)
+        return false;
+    return listed(type, legacy_types, sizeof legacy_types / sizeof legacy_types[0]) ||
+           listed(type, k_types, sizeof k_types / sizeof k_types[0]);
+}
+
 /* The fraction c of the file comment for weights of `type` meeting n columns. */
 static double tolerance_fraction(ggtk_tensor_type type, int64_t n)
 {
-    if (n <= MMV_MAX_COLS || type == GGTK_TENSOR_F32)
+    if (n <= MMV_MAX_COLS || type == GGTK_TENSOR_F32 || integer_path_at_every_n(type))
         return 1e-5;
     if (type == GGTK_TENSOR_F16)
         return 5e-4;
@@ -132,6 +153,16 @@ TEST(test_cuda_mul_mat_legacy_quant_weights_match_cpu)
 TEST(test_cuda_mul_mat_k_quant_weights_match_cpu)
 {
     check_types(k_types, sizeof k_types / sizeof k_types[0]);
+}
+
+/* INF_CUDA_MUL_MAT=cublas: prompt batches of quantized weights through F16 and cuBLAS, within
+ * the wider bound of that route. */
+TEST(test_cuda_mul_mat_quant_weights_through_cublas_match_cpu)
+{
+    setenv("INF_CUDA_MUL_MAT", "cublas", 1);
+    check_types(legacy_types, sizeof legacy_types / sizeof legacy_types[0]);
+    check_types(k_types, sizeof k_types / sizeof k_types[0]);
+    unsetenv("INF_CUDA_MUL_MAT");
 }
 
 /* Weights [K, M, 2, 1] shared by pairs of activation matrices [K, N, 4, 3]: the grouped-query

@@ -1,5 +1,6 @@
-/* mmvq.cu - matrix products with few activation columns (n <= CUDA_MMV_MAX_COLS: token
- * generation, short batches), one warp per output row m of one dst batch. The lanes of a warp
+/* mmvq.cu - matrix products one warp per output row m and group of up to CUDA_MMV_MAX_COLS
+ * activation columns of one dst batch (token generation, short batches; for quantized weights
+ * also prompt batches, group by group, so that they sum as the CPU does). The lanes of a warp
  * take the row's blocks of 32 columns (quantized) or its elements (float) in turn, so a warp
  * reads a contiguous stretch of the weight row at each step; each weight block is decoded once
  * and used for all n columns; the lanes' partial sums meet in a shuffle reduction.
@@ -47,14 +48,14 @@ static __device__ float warp_sum(float v)
     return v;
 }
 
-/* Lane 0 writes the warp's sums of row m, columns n < N, of dst batch `batch`. */
-static __device__ void store_row(const mmv_shape *s, char *dst, int64_t batch, int64_t m,
+/* Lane 0 writes the warp's sums of row m, columns n0 + n < N, of dst batch `batch`. */
+static __device__ void store_row(const mmv_shape *s, char *dst, int64_t batch, int64_t m, int64_t n0,
                                  float acc[CUDA_MMV_MAX_COLS])
 {
     const int64_t i2 = batch % s->ne12, i3 = batch / s->ne12;
-    char *out = dst + m * sizeof(float) + i2 * s->nb2 + i3 * s->nb3;
+    char *out = dst + m * sizeof(float) + i2 * s->nb2 + i3 * s->nb3 + n0 * s->nb1;
     for (int n = 0; n < CUDA_MMV_MAX_COLS; n++) {
-        if (n >= s->N)
+        if (n0 + n >= s->N)
             break;
         const float v = warp_sum(acc[n]);
         if (threadIdx.x % 32 == 0)
@@ -68,10 +69,12 @@ static __device__ const char *weight_row(const mmv_shape *s, const char *w, int6
     return w + m * s->nb01 + i2 / s->r2 * s->nb02 + i3 / s->r3 * s->nb03;
 }
 
-/* Grid: x rows WARPS at a time, y dst batches (i2 fastest). */
+/* Grid: x rows WARPS at a time, y dst batches (i2 fastest), z groups of CUDA_MMV_MAX_COLS
+ * columns. */
 static __global__ void mmvq_kernel(mmv_shape s, ggtk_tensor_type type, const char *w, cuda_act act, char *dst)
 {
     const int64_t m = (int64_t)blockIdx.x * WARPS + threadIdx.x / 32, batch = blockIdx.y;
+    const int64_t n0 = (int64_t)blockIdx.z * CUDA_MMV_MAX_COLS;
     if (m >= s.M)
         return;
     const int lane = threadIdx.x % 32;
@@ -84,9 +87,9 @@ static __global__ void mmvq_kernel(mmv_shape s, ggtk_tensor_type type, const cha
         cuda_q32 wq;
         cuda_q32_block(type, row, b, &wq);
         for (int n = 0; n < CUDA_MMV_MAX_COLS; n++) {
-            if (n >= s.N)
+            if (n0 + n >= s.N)
                 break;
-            const int64_t r = batch * s.N + n, blk = r * blocks + b;
+            const int64_t r = batch * s.N + n0 + n, blk = r * blocks + b;
             const int32_t *aq = (const int32_t *)(act.qs + r * s.K + b * 32);
             const float da = act.d[blk];
             for (int sub = 0; sub < subs; sub++) {
@@ -103,7 +106,7 @@ static __global__ void mmvq_kernel(mmv_shape s, ggtk_tensor_type type, const cha
             }
         }
     }
-    store_row(&s, dst, batch, m, acc);
+    store_row(&s, dst, batch, m, n0, acc);
 }
 
 /* Weights without an integer path (float types, IQ4_NL, TQ*, FP4 ...), decoded element by
@@ -124,12 +127,13 @@ static __global__ void mmv_float_kernel(mmv_shape s, ggtk_tensor_type type, cons
             acc[n] = fmaf(wk, *(const float *)(xb + n * x.nb[1] + k * x.nb[0]), acc[n]);
         }
     }
-    store_row(&s, dst, batch, m, acc);
+    store_row(&s, dst, batch, m, 0, acc);
 }
 
 static dim3 grid_of(const mmv_shape *s, const inf_tensor *node)
 {
-    return dim3((unsigned)((s->M + WARPS - 1) / WARPS), (unsigned)(node->ne[2] * node->ne[3]));
+    return dim3((unsigned)((s->M + WARPS - 1) / WARPS), (unsigned)(node->ne[2] * node->ne[3]),
+                (unsigned)((s->N + CUDA_MMV_MAX_COLS - 1) / CUDA_MMV_MAX_COLS));
 }
 
 ggtk_status cuda_mmvq(cuda_ctx *ctx, inf_tensor *node, const cuda_act *act, ggtk_error *err)

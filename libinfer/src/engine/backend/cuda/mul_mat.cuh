@@ -51,10 +51,10 @@ typedef struct cuda_act {
 ggtk_status cuda_quantize_act(cuda_ctx *ctx, const cuda_rows *src, cuda_act_kind kind,
                               cuda_act *act, ggtk_error *err);
 
-/* mmvq.cu: node = src0 x src1 for ne11 <= CUDA_MMV_MAX_COLS, one warp per output row.
- * cuda_mmvq: quantized src0 against `act` (src1 quantized by cuda_quantize_act);
+/* mmvq.cu: node = src0 x src1, one warp per output row and group of CUDA_MMV_MAX_COLS columns.
+ * cuda_mmvq: quantized src0 against `act` (src1 quantized by cuda_quantize_act), any ne11;
  * cuda_mmv_float: any other decodable src0 (float types, IQ4_NL, TQ*, FP4 ...) against the
- * F32 src1 read in place. */
+ * F32 src1 read in place, ne11 <= CUDA_MMV_MAX_COLS. */
 ggtk_status cuda_mmvq(cuda_ctx *ctx, inf_tensor *node, const cuda_act *act, ggtk_error *err);
 ggtk_status cuda_mmv_float(cuda_ctx *ctx, inf_tensor *node, ggtk_error *err);
 
