@@ -300,6 +300,25 @@ static bool open_device(inf_session *s, ggtk_error *err)
     return on_device > n_layer || open_split(s, err);
 }
 
+/* Whether the session's backend computes a FLASH_ATTN node of this model's head shapes. On a GPU
+ * attention is then one fused node per layer (no score matrix in device memory); the CPU keeps
+ * the unfused path, as fast or faster there (docs/models.md), and so does a GPU for head sizes
+ * its kernel does not take. */
+static bool backend_fuses_attention(inf_session *s)
+{
+    const inf_model_hparams *hp = &s->model->hparams;
+    inf_context *ctx = inf_context_new(4 * inf_tensor_overhead(), true);
+    if (!ctx)
+        return false;
+    inf_tensor *q = inf_tensor_new_3d(ctx, GGTK_TENSOR_F32, hp->n_embd_head, 1, hp->n_head);
+    inf_tensor *k = inf_tensor_new_3d(ctx, s->params.kv_type, hp->n_embd_head, 1, hp->n_head_kv);
+    inf_tensor *v = inf_tensor_new_3d(ctx, s->params.kv_type, hp->n_embd_head, 1, hp->n_head_kv);
+    inf_tensor *node = q && k && v ? inf_flash_attn_causal(ctx, q, k, v, 1.0f, 0.0f, 0, 0) : NULL;
+    const bool fused = node && !inf_context_error(ctx) && inf_backend_supports(s->backend, node);
+    inf_context_free(ctx);
+    return fused;
+}
+
 inf_session *inf_session_new(inf_model *model, const inf_session_params *params, ggtk_error *err)
 {
     inf_session_params p = params ? *params : inf_session_params_default();
@@ -312,8 +331,9 @@ inf_session *inf_session_new(inf_model *model, const inf_session_params *params,
     }
     s->model = model;
     s->params = p;
-    if (!open_device(s, err) || !create_kv_cache(s, err) || !create_scratch(s, err) ||
-        !reserve_compute(s, err)) {
+    bool ok = open_device(s, err);
+    s->cache.flash_attn = ok && s->placement.device == INF_DEVICE_CUDA && backend_fuses_attention(s);
+    if (!ok || !create_kv_cache(s, err) || !create_scratch(s, err) || !reserve_compute(s, err)) {
         inf_session_free(s);
         return NULL;
     }
