@@ -115,14 +115,14 @@ TEST(test_cuda_dequant_half_conversions_round_trip_as_cpu)
     uint32_t state = 99;
     for (int i = 0; i < 1 << 16; i++) {
         const uint16_t h = (uint16_t)i;
-        CHECK(same_float(cuda_half_to_float(h), inf_fp16_to_fp32(h)));
-        CHECK(same_float(cuda_bf16_to_float(h), inf_bf16_to_fp32(h)));
+        CHECK(same_float(cuda_fp16_to_fp32(h), inf_fp16_to_fp32(h)));
+        CHECK(same_float(cuda_bf16_to_fp32(h), inf_bf16_to_fp32(h)));
     }
     for (int i = 0; i < 200000; i++) {
         const uint32_t bits = next_random(&state) << 8 | (next_random(&state) & 0xFF);
         float f;
         memcpy(&f, &bits, sizeof f);
-        CHECK_MSG(cuda_float_to_half(f) == inf_fp32_to_fp16(f), "half of %a", f);
-        CHECK_MSG(cuda_float_to_bf16(f) == inf_fp32_to_bf16(f), "bf16 of %a", f);
+        CHECK_MSG(cuda_fp32_to_fp16(f) == inf_fp32_to_fp16(f), "half of %a", f);
+        CHECK_MSG(cuda_fp32_to_bf16(f) == inf_fp32_to_bf16(f), "bf16 of %a", f);
     }
 }

@@ -17,20 +17,6 @@
 #include "engine/infer_util.h"
 #include "test.h"
 
-static uint32_t bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float from_bits(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 /* Distance in units in the last place between two floats of the same sign; 0 for two NaNs. */
 static uint32_t ulps(float a, float b)
 {
@@ -38,7 +24,7 @@ static uint32_t ulps(float a, float b)
         return 0;
     if (isnan(a) || isnan(b) || signbit(a) != signbit(b))
         return a == b ? 0 : UINT32_MAX;
-    const uint32_t x = bits(a) & 0x7FFFFFFF, y = bits(b) & 0x7FFFFFFF;
+    const uint32_t x = cuda_float_bits(a) & 0x7FFFFFFF, y = cuda_float_bits(b) & 0x7FFFFFFF;
     return x > y ? x - y : y - x;
 }
 
@@ -46,7 +32,7 @@ static uint32_t ulps(float a, float b)
  * 16-bit pattern h the values at and around the rounding ties just above it in both formats. */
 static int check_narrowing(uint32_t u)
 {
-    const float f = from_bits(u);
+    const float f = cuda_float_from_bits(u);
     if (cuda_fp32_to_fp16(f) != inf_fp32_to_fp16(f)) {
         test_fail(__FILE__, __LINE__, "fp16 of %08x: %04x, CPU %04x", u, cuda_fp32_to_fp16(f),
                   inf_fp32_to_fp16(f));
@@ -64,15 +50,15 @@ TEST(test_cuda_fp16_and_bf16_conversions_equal_the_cpus)
 {
     for (uint32_t h = 0; h < 0x10000; h++) {
         const float half = inf_fp16_to_fp32((inf_fp16)h);
-        CHECK_MSG(bits(cuda_fp16_to_fp32((uint16_t)h)) == bits(half), "fp16 %04x widened", h);
-        CHECK_MSG(bits(cuda_bf16_to_fp32((uint16_t)h)) == bits(inf_bf16_to_fp32((inf_bf16)h)),
+        CHECK_MSG(cuda_float_bits(cuda_fp16_to_fp32((uint16_t)h)) == cuda_float_bits(half), "fp16 %04x widened", h);
+        CHECK_MSG(cuda_float_bits(cuda_bf16_to_fp32((uint16_t)h)) == cuda_float_bits(inf_bf16_to_fp32((inf_bf16)h)),
                   "bf16 %04x widened", h);
         /* the fp16 tie above h (exact in float for finite h), and its neighbours */
         if (isfinite(half) && (h & 0x7FFF) != 0x7BFF) {
             const float next = inf_fp16_to_fp32((inf_fp16)(h + 1));
             const float tie = (float)(((double)half + (double)next) / 2);
             for (int d = -1; d <= 1; d++)
-                CHECK(check_narrowing(bits(tie) + (uint32_t)d) == 0);
+                CHECK(check_narrowing(cuda_float_bits(tie) + (uint32_t)d) == 0);
         }
         for (uint32_t low = 0x7FFF; low <= 0x8001; low++) /* the bf16 tie and its neighbours */
             CHECK(check_narrowing(h << 16 | low) == 0);
@@ -85,7 +71,7 @@ TEST(test_cuda_fp16_and_bf16_conversions_equal_the_cpus)
  * the exponential is neither 0 nor saturated, on every 4093rd bit pattern and on the edges. */
 static int check_exp(float x)
 {
-    if (bits(cuda_expf(x)) != bits(cpu_expf(x)) || bits(cuda_silu(x)) != bits(cpu_silu(x))) {
+    if (cuda_float_bits(cuda_expf(x)) != cuda_float_bits(cpu_expf(x)) || cuda_float_bits(cuda_silu(x)) != cuda_float_bits(cpu_silu(x))) {
         test_fail(__FILE__, __LINE__, "x %a: exp %a (CPU %a), silu %a (CPU %a)", (double)x,
                   (double)cuda_expf(x), (double)cpu_expf(x), (double)cuda_silu(x),
                   (double)cpu_silu(x));
@@ -103,7 +89,7 @@ TEST(test_cuda_expf_and_silu_equal_the_cpus)
     for (int i = 0; i <= 1 << 20; i++)
         CHECK(check_exp(-100.0f + 200.0f * (float)i / (float)(1 << 20)) == 0);
     for (uint64_t u = 0; u <= UINT32_MAX; u += 4093)
-        CHECK(check_exp(from_bits((uint32_t)u)) == 0);
+        CHECK(check_exp(cuda_float_from_bits((uint32_t)u)) == 0);
 }
 
 TEST(test_cuda_gelu_index_reads_the_cpu_table_entry_for_every_half)
@@ -115,8 +101,8 @@ TEST(test_cuda_gelu_index_reads_the_cpu_table_entry_for_every_half)
         const float x = inf_fp16_to_fp32((inf_fp16)h), above = nextafterf(x, INFINITY);
         if (!(fabsf(x) < 10.0f))
             continue;
-        CHECK_MSG(bits(table[cuda_fp32_to_fp16(x)]) == bits(cpu_gelu(table, x)), "half %04x", h);
-        CHECK_MSG(bits(table[cuda_fp32_to_fp16(above)]) == bits(cpu_gelu(table, above)),
+        CHECK_MSG(cuda_float_bits(table[cuda_fp32_to_fp16(x)]) == cuda_float_bits(cpu_gelu(table, x)), "half %04x", h);
+        CHECK_MSG(cuda_float_bits(table[cuda_fp32_to_fp16(above)]) == cuda_float_bits(cpu_gelu(table, above)),
                   "above half %04x", h);
     }
 }
@@ -164,14 +150,14 @@ static void check_rope_case(const rope_case *c, test_rng *rng)
                 cuda_rope_rotate(tensor_get(a, i0, h, t, 0), tensor_get(a, i1, h, t, 0),
                                  cuda_mul(cosf(angle), mscale), cuda_mul(sinf(angle), mscale),
                                  &y0, &y1);
-                CHECK_MSG(bits(y0) == bits(tensor_get(out, i0, h, t, 0)) &&
-                              bits(y1) == bits(tensor_get(out, i1, h, t, 0)),
+                CHECK_MSG(cuda_float_bits(y0) == cuda_float_bits(tensor_get(out, i0, h, t, 0)) &&
+                              cuda_float_bits(y1) == cuda_float_bits(tensor_get(out, i1, h, t, 0)),
                           "mode %d n_dims %d: token %d head %d pair %d: %a %a, CPU %a %a",
                           c->mode, c->n_dims, t, h, j, (double)y0, (double)y1,
                           (double)tensor_get(out, i0, h, t, 0), (double)tensor_get(out, i1, h, t, 0));
             }
             for (int i = c->n_dims; i < c->head_dim; i++)
-                CHECK(bits(tensor_get(out, i, h, t, 0)) == bits(tensor_get(a, i, h, t, 0)));
+                CHECK(cuda_float_bits(tensor_get(out, i, h, t, 0)) == cuda_float_bits(tensor_get(a, i, h, t, 0)));
         }
     }
     inf_context_free(ctx);

@@ -24,9 +24,9 @@ static __device__ float load_element(const cuda_rows *src, const char *row, int6
     case GGTK_TENSOR_F32:
         return *(const float *)(row + k * src->nb[0]);
     case GGTK_TENSOR_F16:
-        return cuda_half_to_float(*(const uint16_t *)(row + k * src->nb[0]));
+        return cuda_fp16_to_fp32(*(const uint16_t *)(row + k * src->nb[0]));
     case GGTK_TENSOR_BF16:
-        return cuda_bf16_to_float(*(const uint16_t *)(row + k * src->nb[0]));
+        return cuda_bf16_to_fp32(*(const uint16_t *)(row + k * src->nb[0]));
     default:
         return cuda_dq_element(src->type, row, k);
     }
@@ -46,9 +46,9 @@ static __global__ void convert_rows_kernel(cuda_rows src, ggtk_tensor_type dst_t
     if (dst_type == GGTK_TENSOR_F32)
         ((float *)dst)[at] = v;
     else if (dst_type == GGTK_TENSOR_F16)
-        ((uint16_t *)dst)[at] = cuda_float_to_half(v);
+        ((uint16_t *)dst)[at] = cuda_fp32_to_fp16(v);
     else
-        ((uint16_t *)dst)[at] = cuda_float_to_bf16(v);
+        ((uint16_t *)dst)[at] = cuda_fp32_to_bf16(v);
 }
 
 ggtk_status cuda_convert_rows(cuda_ctx *ctx, const cuda_rows *src, ggtk_tensor_type dst_type,

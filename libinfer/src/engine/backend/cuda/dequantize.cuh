@@ -15,7 +15,7 @@
  *
  * Device code contracts a * b + c into one fused multiply-add unless told otherwise; the scalar
  * dequantizers round the product first, so every product and sum here goes through cuda_mul /
- * cuda_add, which never contract. Half-precision fields are widened by bit arithmetic, not by the
+ * cuda_add (float_ops.cuh), which never contract. Half-precision fields are widened by bit arithmetic, not by the
  * CUDA intrinsics, so that the same code runs in C.
  *
  * Types: F32, F16, BF16, the legacy Q4_0..Q8_0 and the K-quants Q2_K..Q6_K in both forms; IQ4_NL,
@@ -38,103 +38,9 @@
 #include "engine/quant_kernels/quant_iqblocks.h"
 #include "engine/quant_kernels/quant_kblocks.h"
 
-#if defined(__CUDACC__) || defined(INF_CUDA_EMULATION)
-#define CUDA_HD static inline __host__ __device__
-#else
-#define CUDA_HD static inline
-#endif
+#include "float_convert.cuh"
 
-/* Products and sums that are never fused into one multiply-add (see the file comment). */
-CUDA_HD float cuda_mul(float a, float b)
-{
-#ifdef __CUDA_ARCH__
-    return __fmul_rn(a, b);
-#else
-    return a * b;
-#endif
-}
-
-CUDA_HD float cuda_add(float a, float b)
-{
-#ifdef __CUDA_ARCH__
-    return __fadd_rn(a, b);
-#else
-    return a + b;
-#endif
-}
-
-CUDA_HD float cuda_sub(float a, float b)
-{
-#ifdef __CUDA_ARCH__
-    return __fsub_rn(a, b);
-#else
-    return a - b;
-#endif
-}
-
-CUDA_HD float cuda_bits_to_float(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-CUDA_HD uint32_t cuda_float_to_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-/* IEEE half to float, exact; a NaN comes back quiet (as the CPU's quant_fp16_to_fp32). */
-CUDA_HD float cuda_half_to_float(uint16_t h)
-{
-    const uint32_t sign = (uint32_t)(h & 0x8000) << 16;
-    const uint32_t exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
-    if (exp == 0x1F)
-        return cuda_bits_to_float(sign | 0x7F800000 | (mant << 13) | (mant ? 0x400000 : 0));
-    if (exp != 0)
-        return cuda_bits_to_float(sign | ((exp + 112) << 23) | (mant << 13));
-    const float mag = (float)mant * 5.9604644775390625e-8f; /* mant * 2^-24, exact */
-    return sign ? -mag : mag;
-}
-
-/* Float to IEEE half, round to nearest even; NaN becomes the quiet NaN 0x7E00 with its sign. */
-CUDA_HD uint16_t cuda_float_to_half(float f)
-{
-    const uint32_t x = cuda_float_to_bits(f);
-    const uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
-    const uint32_t ax = x & 0x7FFFFFFF;
-    if (ax > 0x7F800000)
-        return (uint16_t)(sign | 0x7E00);
-    if (ax >= 0x477FF000) /* rounds past the largest half */
-        return (uint16_t)(sign | 0x7C00);
-    if (ax >= 0x38800000) /* a normal half: drop 13 bits, ties to even, rebias */
-        return (uint16_t)(sign | ((ax + 0xFFF + ((ax >> 13) & 1) - 0x38000000) >> 13));
-    if (ax <= 0x33000000) /* at most half the smallest denormal: zero */
-        return sign;
-    const int shift = 126 - (int)(ax >> 23);
-    const uint32_t mant = (ax & 0x7FFFFF) | 0x800000;
-    uint32_t q = mant >> shift;
-    const uint32_t rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (q & 1)))
-        q++;
-    return (uint16_t)(sign | q);
-}
-
-CUDA_HD float cuda_bf16_to_float(uint16_t h)
-{
-    return cuda_bits_to_float((uint32_t)h << 16);
-}
-
-/* Float to bfloat16, round to nearest even; NaN stays a quiet NaN of the same sign. */
-CUDA_HD uint16_t cuda_float_to_bf16(float f)
-{
-    const uint32_t x = cuda_float_to_bits(f);
-    if ((x & 0x7FFFFFFF) > 0x7F800000)
-        return (uint16_t)((x >> 16) | 0x40);
-    return (uint16_t)((x + 0x7FFF + ((x >> 16) & 1)) >> 16);
-}
+#define CUDA_HD static inline INF_CUDA_HD
 
 CUDA_HD uint16_t cuda_load_u16(const uint8_t *p)
 {
@@ -155,12 +61,12 @@ CUDA_HD float cuda_dq_f32(const void *row, int64_t i)
 
 CUDA_HD float cuda_dq_f16(const void *row, int64_t i)
 {
-    return cuda_half_to_float(((const uint16_t *)row)[i]);
+    return cuda_fp16_to_fp32(((const uint16_t *)row)[i]);
 }
 
 CUDA_HD float cuda_dq_bf16(const void *row, int64_t i)
 {
-    return cuda_bf16_to_float(((const uint16_t *)row)[i]);
+    return cuda_bf16_to_fp32(((const uint16_t *)row)[i]);
 }
 
 /* ---- element decoders: legacy blocks of 32 ---- */
@@ -180,33 +86,33 @@ CUDA_HD int cuda_q5_code(const uint8_t *qs, const uint8_t *qh, int e)
 CUDA_HD float cuda_dq_q4_0(const void *row, int64_t i)
 {
     const block_q4_0 *b = (const block_q4_0 *)row + i / 32;
-    return cuda_mul((float)(cuda_nibble(b->qs, (int)(i % 32)) - 8), cuda_half_to_float(b->d));
+    return cuda_mul((float)(cuda_nibble(b->qs, (int)(i % 32)) - 8), cuda_fp16_to_fp32(b->d));
 }
 
 CUDA_HD float cuda_dq_q4_1(const void *row, int64_t i)
 {
     const block_q4_1 *b = (const block_q4_1 *)row + i / 32;
-    return cuda_add(cuda_mul((float)cuda_nibble(b->qs, (int)(i % 32)), cuda_half_to_float(b->d)),
-                    cuda_half_to_float(b->m));
+    return cuda_add(cuda_mul((float)cuda_nibble(b->qs, (int)(i % 32)), cuda_fp16_to_fp32(b->d)),
+                    cuda_fp16_to_fp32(b->m));
 }
 
 CUDA_HD float cuda_dq_q5_0(const void *row, int64_t i)
 {
     const block_q5_0 *b = (const block_q5_0 *)row + i / 32;
-    return cuda_mul((float)(cuda_q5_code(b->qs, b->qh, (int)(i % 32)) - 16), cuda_half_to_float(b->d));
+    return cuda_mul((float)(cuda_q5_code(b->qs, b->qh, (int)(i % 32)) - 16), cuda_fp16_to_fp32(b->d));
 }
 
 CUDA_HD float cuda_dq_q5_1(const void *row, int64_t i)
 {
     const block_q5_1 *b = (const block_q5_1 *)row + i / 32;
-    return cuda_add(cuda_mul((float)cuda_q5_code(b->qs, b->qh, (int)(i % 32)), cuda_half_to_float(b->d)),
-                    cuda_half_to_float(b->m));
+    return cuda_add(cuda_mul((float)cuda_q5_code(b->qs, b->qh, (int)(i % 32)), cuda_fp16_to_fp32(b->d)),
+                    cuda_fp16_to_fp32(b->m));
 }
 
 CUDA_HD float cuda_dq_q8_0(const void *row, int64_t i)
 {
     const block_q8_0 *b = (const block_q8_0 *)row + i / 32;
-    return cuda_mul((float)b->qs[i % 32], cuda_half_to_float(b->d));
+    return cuda_mul((float)b->qs[i % 32], cuda_fp16_to_fp32(b->d));
 }
 
 /* ---- element decoders: K-quants, super-blocks of 256 ---- */
@@ -243,8 +149,8 @@ CUDA_HD float cuda_dq_q2_k(const void *row, int64_t i)
 {
     const block_q2_K *b = (const block_q2_K *)row + i / 256;
     const int e = (int)(i % 256), sc = b->scales[e / 16];
-    const float dl = cuda_mul(cuda_half_to_float(b->d), (float)(sc & 0x0F));
-    const float ml = cuda_mul(cuda_half_to_float(b->dmin), (float)(sc >> 4));
+    const float dl = cuda_mul(cuda_fp16_to_fp32(b->d), (float)(sc & 0x0F));
+    const float ml = cuda_mul(cuda_fp16_to_fp32(b->dmin), (float)(sc >> 4));
     return cuda_sub(cuda_mul(dl, (float)cuda_two_bit_code(b->qs, e)), ml);
 }
 
@@ -254,7 +160,7 @@ CUDA_HD float cuda_dq_q3_k(const void *row, int64_t i)
     const int e = (int)(i % 256);
     /* the third bit of element 32 k + l is bit k of hmask[l]; clear means minus 4 */
     const int q = cuda_two_bit_code(b->qs, e) - (((b->hmask[e % 32] >> (e / 32)) & 1) ? 0 : 4);
-    const float dl = cuda_mul(cuda_half_to_float(b->d), (float)cuda_q3_kscale(b->scales, e / 16));
+    const float dl = cuda_mul(cuda_fp16_to_fp32(b->d), (float)cuda_q3_kscale(b->scales, e / 16));
     return cuda_mul(dl, (float)q);
 }
 
@@ -265,8 +171,8 @@ CUDA_HD float cuda_dq_q4_k(const void *row, int64_t i)
     const int e = (int)(i % 256), j = e / 32;
     int sc, m;
     cuda_kscale_min(b->scales, j, &sc, &m);
-    const float dl = cuda_mul(cuda_half_to_float(b->d), (float)sc);
-    const float ml = cuda_mul(cuda_half_to_float(b->dmin), (float)m);
+    const float dl = cuda_mul(cuda_fp16_to_fp32(b->d), (float)sc);
+    const float ml = cuda_mul(cuda_fp16_to_fp32(b->dmin), (float)m);
     const int q = (b->qs[32 * (j / 2) + e % 32] >> (4 * (j % 2))) & 0x0F;
     return cuda_sub(cuda_mul(dl, (float)q), ml);
 }
@@ -277,8 +183,8 @@ CUDA_HD float cuda_dq_q5_k(const void *row, int64_t i)
     const int e = (int)(i % 256), j = e / 32;
     int sc, m;
     cuda_kscale_min(b->scales, j, &sc, &m);
-    const float dl = cuda_mul(cuda_half_to_float(b->d), (float)sc);
-    const float ml = cuda_mul(cuda_half_to_float(b->dmin), (float)m);
+    const float dl = cuda_mul(cuda_fp16_to_fp32(b->d), (float)sc);
+    const float ml = cuda_mul(cuda_fp16_to_fp32(b->dmin), (float)m);
     const int q = ((b->qs[32 * (j / 2) + e % 32] >> (4 * (j % 2))) & 0x0F) |
                   (((b->qh[e % 32] >> j) & 1) << 4);
     return cuda_sub(cuda_mul(dl, (float)q), ml);
@@ -292,7 +198,7 @@ CUDA_HD float cuda_dq_q6_k(const void *row, int64_t i)
     const int e = (int)(i % 256), h = e / 128, k = (e % 128) / 32, l = e % 32;
     const int low = (b->ql[64 * h + 32 * (k % 2) + l] >> (4 * (k / 2))) & 0x0F;
     const int q = (low | (((b->qh[32 * h + l] >> (2 * k)) & 3) << 4)) - 32;
-    const float dl = cuda_mul(cuda_half_to_float(b->d), (float)b->scales[e / 16]);
+    const float dl = cuda_mul(cuda_fp16_to_fp32(b->d), (float)b->scales[e / 16]);
     return cuda_mul(dl, (float)q);
 }
 
@@ -316,7 +222,7 @@ CUDA_HD int cuda_fp4_level(int code)
 CUDA_HD float cuda_dq_iq4_nl(const void *row, int64_t i)
 {
     const block_iq4_nl *b = (const block_iq4_nl *)row + i / 32;
-    return cuda_mul(cuda_half_to_float(b->d), (float)cuda_iq4_level(cuda_nibble(b->qs, (int)(i % 32))));
+    return cuda_mul(cuda_fp16_to_fp32(b->d), (float)cuda_iq4_level(cuda_nibble(b->qs, (int)(i % 32))));
 }
 
 /* IQ4_XS: sub-block j of 32 has a 6-bit scale (minus 32), low 4 bits in scales_l, high 2 in
@@ -327,7 +233,7 @@ CUDA_HD float cuda_dq_iq4_xs(const void *row, int64_t i)
     const int e = (int)(i % 256), j = e / 32;
     const int low = (b->scales_l[j / 2] >> (4 * (j % 2))) & 0x0F;
     const int high = (cuda_load_u16((const uint8_t *)&b->scales_h) >> (2 * j)) & 3;
-    const float dl = cuda_mul(cuda_half_to_float(b->d), (float)((low | (high << 4)) - 32));
+    const float dl = cuda_mul(cuda_fp16_to_fp32(b->d), (float)((low | (high << 4)) - 32));
     return cuda_mul(dl, (float)cuda_iq4_level(cuda_nibble(b->qs + 16 * j, e % 32)));
 }
 
@@ -351,7 +257,7 @@ CUDA_HD float cuda_dq_tq1_0(const void *row, int64_t i)
         t = cuda_tq1_trit(b->qs[32 + (e - 160) % 16], (e - 160) / 16);
     else
         t = cuda_tq1_trit(b->qh[(e - 240) % 4], (e - 240) / 4);
-    return cuda_mul((float)(t - 1), cuda_half_to_float(b->d));
+    return cuda_mul((float)(t - 1), cuda_fp16_to_fp32(b->d));
 }
 
 /* TQ2_0: in each 32 bytes (128 elements), element 32 p + m is bit pair p of byte m. */
@@ -360,14 +266,14 @@ CUDA_HD float cuda_dq_tq2_0(const void *row, int64_t i)
     const block_tq2_0 *b = (const block_tq2_0 *)row + i / 256;
     const int e = (int)(i % 256);
     const int q = (b->qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
-    return cuda_mul((float)(q - 1), cuda_half_to_float(b->d));
+    return cuda_mul((float)(q - 1), cuda_fp16_to_fp32(b->d));
 }
 
 /* MXFP4: half of the E8M0 scale 2^(e - 127) (exponents 0 and 1 give denormals). */
 CUDA_HD float cuda_dq_mxfp4(const void *row, int64_t i)
 {
     const block_mxfp4 *b = (const block_mxfp4 *)row + i / 32;
-    const float half_scale = cuda_bits_to_float(b->e < 2 ? 0x00200000u << b->e : (uint32_t)(b->e - 1) << 23);
+    const float half_scale = cuda_float_from_bits(b->e < 2 ? 0x00200000u << b->e : (uint32_t)(b->e - 1) << 23);
     return cuda_mul((float)cuda_fp4_level(cuda_nibble(b->qs, (int)(i % 32))), half_scale);
 }
 
@@ -379,7 +285,7 @@ CUDA_HD float cuda_ue4m3_half(uint8_t x)
     const int exponent = (x >> 3) & 0x0F, mantissa = x & 7;
     if (exponent == 0)
         return (float)mantissa * 9.765625e-4f; /* 2^-10 */
-    return (float)(8 + mantissa) * cuda_bits_to_float((uint32_t)(exponent - 11 + 127) << 23);
+    return (float)(8 + mantissa) * cuda_float_from_bits((uint32_t)(exponent - 11 + 127) << 23);
 }
 
 /* NVFP4: 64 elements, each 16 with their own scale and 8 bytes of nibbles (low ones first). */
@@ -395,7 +301,7 @@ CUDA_HD float cuda_dq_q1_0(const void *row, int64_t i)
 {
     const block_q1_0 *b = (const block_q1_0 *)row + i / 128;
     const int e = (int)(i % 128);
-    const float d = cuda_half_to_float(b->d);
+    const float d = cuda_fp16_to_fp32(b->d);
     return (b->qs[e / 8] >> (e % 8)) & 1 ? d : -d;
 }
 
@@ -403,7 +309,7 @@ CUDA_HD float cuda_dq_q2_0(const void *row, int64_t i)
 {
     const block_q2_0 *b = (const block_q2_0 *)row + i / 64;
     const int e = (int)(i % 64);
-    return cuda_mul((float)(((b->qs[e / 4] >> (2 * (e % 4))) & 3) - 1), cuda_half_to_float(b->d));
+    return cuda_mul((float)(((b->qs[e / 4] >> (2 * (e % 4))) & 3) - 1), cuda_fp16_to_fp32(b->d));
 }
 
 /* ---- 32-column blocks for the integer dot products ---- */
@@ -444,7 +350,7 @@ CUDA_HD void cuda_q32_q4_0(const void *row, int64_t b, cuda_q32 *out)
     const block_q4_0 *blk = (const block_q4_0 *)row + b;
     for (int w = 0; w < 8; w++)
         out->q[w] = cuda_sub_bytes(cuda_nibble_word(blk->qs, w), 8);
-    out->d[0] = cuda_half_to_float(blk->d);
+    out->d[0] = cuda_fp16_to_fp32(blk->d);
     out->m[0] = 0.0f;
 }
 
@@ -453,8 +359,8 @@ CUDA_HD void cuda_q32_q4_1(const void *row, int64_t b, cuda_q32 *out)
     const block_q4_1 *blk = (const block_q4_1 *)row + b;
     for (int w = 0; w < 8; w++)
         out->q[w] = (int32_t)cuda_nibble_word(blk->qs, w);
-    out->d[0] = cuda_half_to_float(blk->d);
-    out->m[0] = cuda_half_to_float(blk->m);
+    out->d[0] = cuda_fp16_to_fp32(blk->d);
+    out->m[0] = cuda_fp16_to_fp32(blk->m);
 }
 
 /* Q5_0/Q5_1: the fifth bits of elements 4w .. 4w + 3 are bits 4w .. 4w + 3 of qh. */
@@ -468,7 +374,7 @@ CUDA_HD void cuda_q32_q5_0(const void *row, int64_t b, cuda_q32 *out)
     const block_q5_0 *blk = (const block_q5_0 *)row + b;
     for (int w = 0; w < 8; w++)
         out->q[w] = cuda_sub_bytes(cuda_q5_word(blk->qs, blk->qh, w), 16);
-    out->d[0] = cuda_half_to_float(blk->d);
+    out->d[0] = cuda_fp16_to_fp32(blk->d);
     out->m[0] = 0.0f;
 }
 
@@ -477,8 +383,8 @@ CUDA_HD void cuda_q32_q5_1(const void *row, int64_t b, cuda_q32 *out)
     const block_q5_1 *blk = (const block_q5_1 *)row + b;
     for (int w = 0; w < 8; w++)
         out->q[w] = (int32_t)cuda_q5_word(blk->qs, blk->qh, w);
-    out->d[0] = cuda_half_to_float(blk->d);
-    out->m[0] = cuda_half_to_float(blk->m);
+    out->d[0] = cuda_fp16_to_fp32(blk->d);
+    out->m[0] = cuda_fp16_to_fp32(blk->m);
 }
 
 CUDA_HD void cuda_q32_q8_0(const void *row, int64_t b, cuda_q32 *out)
@@ -486,7 +392,7 @@ CUDA_HD void cuda_q32_q8_0(const void *row, int64_t b, cuda_q32 *out)
     const block_q8_0 *blk = (const block_q8_0 *)row + b;
     for (int w = 0; w < 8; w++)
         out->q[w] = (int32_t)cuda_load_u32((const uint8_t *)blk->qs + 4 * w);
-    out->d[0] = cuda_half_to_float(blk->d);
+    out->d[0] = cuda_fp16_to_fp32(blk->d);
     out->m[0] = 0.0f;
 }
 
@@ -506,8 +412,8 @@ CUDA_HD void cuda_q32_q2_k(const void *row, int64_t b, cuda_q32 *out)
         out->q[w] = (int32_t)cuda_two_bit_word(blk->qs, j, w);
     for (int s = 0; s < 2; s++) {
         const int sc = blk->scales[2 * j + s];
-        out->d[s] = cuda_mul(cuda_half_to_float(blk->d), (float)(sc & 0x0F));
-        out->m[s] = -cuda_mul(cuda_half_to_float(blk->dmin), (float)(sc >> 4));
+        out->d[s] = cuda_mul(cuda_fp16_to_fp32(blk->d), (float)(sc & 0x0F));
+        out->m[s] = -cuda_mul(cuda_fp16_to_fp32(blk->dmin), (float)(sc >> 4));
     }
 }
 
@@ -521,7 +427,7 @@ CUDA_HD void cuda_q32_q3_k(const void *row, int64_t b, cuda_q32 *out)
         out->q[w] = cuda_sub_bytes(cuda_two_bit_word(blk->qs, j, w) | (high << 2), 4);
     }
     for (int s = 0; s < 2; s++) {
-        out->d[s] = cuda_mul(cuda_half_to_float(blk->d), (float)cuda_q3_kscale(blk->scales, 2 * j + s));
+        out->d[s] = cuda_mul(cuda_fp16_to_fp32(blk->d), (float)cuda_q3_kscale(blk->scales, 2 * j + s));
         out->m[s] = 0.0f;
     }
 }
@@ -540,8 +446,8 @@ CUDA_HD void cuda_q32_q4_k(const void *row, int64_t b, cuda_q32 *out)
         out->q[w] = (int32_t)cuda_k_nibble_word(blk->qs, j, w);
     int sc, m;
     cuda_kscale_min(blk->scales, j, &sc, &m);
-    out->d[0] = cuda_mul(cuda_half_to_float(blk->d), (float)sc);
-    out->m[0] = -cuda_mul(cuda_half_to_float(blk->dmin), (float)m);
+    out->d[0] = cuda_mul(cuda_fp16_to_fp32(blk->d), (float)sc);
+    out->m[0] = -cuda_mul(cuda_fp16_to_fp32(blk->dmin), (float)m);
 }
 
 CUDA_HD void cuda_q32_q5_k(const void *row, int64_t b, cuda_q32 *out)
@@ -554,8 +460,8 @@ CUDA_HD void cuda_q32_q5_k(const void *row, int64_t b, cuda_q32 *out)
     }
     int sc, m;
     cuda_kscale_min(blk->scales, j, &sc, &m);
-    out->d[0] = cuda_mul(cuda_half_to_float(blk->d), (float)sc);
-    out->m[0] = -cuda_mul(cuda_half_to_float(blk->dmin), (float)m);
+    out->d[0] = cuda_mul(cuda_fp16_to_fp32(blk->d), (float)sc);
+    out->m[0] = -cuda_mul(cuda_fp16_to_fp32(blk->dmin), (float)m);
 }
 
 /* Q6_K block j = 4h + k: nibble k / 2 of ql[64 h + 32 (k % 2) + e], bit pair k of qh[32 h + e]. */
@@ -569,7 +475,7 @@ CUDA_HD void cuda_q32_q6_k(const void *row, int64_t b, cuda_q32 *out)
         out->q[w] = cuda_sub_bytes(low | (high << 4), 32);
     }
     for (int s = 0; s < 2; s++) {
-        out->d[s] = cuda_mul(cuda_half_to_float(blk->d), (float)blk->scales[2 * j + s]);
+        out->d[s] = cuda_mul(cuda_fp16_to_fp32(blk->d), (float)blk->scales[2 * j + s]);
         out->m[s] = 0.0f;
     }
 }

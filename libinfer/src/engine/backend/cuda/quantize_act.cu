@@ -63,14 +63,14 @@ static __global__ void quantize_q8_0_kernel(cuda_rows src, bool with_sum, int8_t
     const float x = act_element(&src, r, k);
     const int finite = warp_min(fabsf(x) <= FLT_MAX);
     int8_t code = 0;
-    float d_used = cuda_bits_to_float(0x7FC00000u), s_used = d_used;
+    float d_used = cuda_float_from_bits(0x7FC00000u), s_used = d_used;
     if (finite) {
         const float d = warp_max(fabsf(x)) / 127;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         code = q8_code(cuda_mul(x, id));
-        d_used = cuda_half_to_float(cuda_float_to_half(d));
+        d_used = cuda_fp16_to_fp32(cuda_fp32_to_fp16(d));
         if (with_sum)
-            s_used = cuda_half_to_float(cuda_float_to_half(cuda_mul((float)warp_sum(code), d)));
+            s_used = cuda_fp16_to_fp32(cuda_fp32_to_fp16(cuda_mul((float)warp_sum(code), d)));
     }
     qs[r * src.ne[0] + k] = code;
     if (lane == 0) {
@@ -117,7 +117,7 @@ static __global__ void quantize_q8_k_kernel(cuda_rows src, int8_t *qs, float *ds
     }
     float d = 0.0f;
     if (!finite) {
-        d = cuda_bits_to_float(0x7FC00000u);
+        d = cuda_float_from_bits(0x7FC00000u);
         for (int t = 0; t < 8; t++)
             qs[r * src.ne[0] + k0 + lane + 32 * t] = 0;
     } else if (amax == 0.0f) {
@@ -127,7 +127,7 @@ static __global__ void quantize_q8_k_kernel(cuda_rows src, int8_t *qs, float *ds
         const float iscale = -127.0f / max;
         for (int t = 0; t < 8; t++) {
             /* round to nearest even through the 1.5 * 2^23 shift, as the CPU's nearest_int */
-            const uint32_t bits = cuda_float_to_bits(cuda_add(cuda_mul(iscale, x[t]), 12582912.0f));
+            const uint32_t bits = cuda_float_bits(cuda_add(cuda_mul(iscale, x[t]), 12582912.0f));
             const int v = (int)(bits & 0x007FFFFF) - 0x00400000;
             qs[r * src.ne[0] + k0 + lane + 32 * t] = (int8_t)(v < 127 ? v : 127);
         }
