@@ -237,6 +237,65 @@ TEST(test_mul_mat_integer_path_is_exact_up_to_float_rounding_at_every_level)
     }
 }
 
+/* Q8_0 at the code extremes, where a byte kernel's 16-bit pair sums come closest to saturating:
+ * weight rows of -128s, of 127s, alternating -128/127 and random codes, against activation rows
+ * of +1s, -1s, alternating signs and random signs (codes +-127). At every level the products
+ * equal the exact integer dot products times the scales (one block per row: no rounding beyond
+ * the final multiply-add) and the scalar level's floats bit for bit. */
+TEST(test_mul_mat_q8_0_extreme_codes_are_exact_at_every_level)
+{
+    enum { K = MM_BLOCK, M = 21, N = 7 };
+    test_rng rng = {77};
+    block_q8_0 wrows[M];
+    for (int m = 0; m < M; m++) {
+        wrows[m].d = 0x3C00; /* 1.0 */
+        for (int e = 0; e < K; e++) {
+            const int8_t pattern[3] = {-128, 127, (int8_t)(e % 2 ? 127 : -128)};
+            wrows[m].qs[e] = m < 3 ? pattern[m] : (int8_t)rng_next(&rng);
+        }
+    }
+    float xrows[N][K], first[N][M];
+    for (int n = 0; n < N; n++)
+        for (int e = 0; e < K; e++)
+            xrows[n][e] = n == 0 ? 1.0f : n == 1 ? -1.0f : n == 2 ? (e % 2 ? 1.0f : -1.0f)
+                                                               : (rng_next(&rng) & 1 ? 1.0f : -1.0f);
+    int ran = 0;
+    for (size_t li = 0; li < sizeof levels / sizeof levels[0]; li++) {
+        if (inf_simd_force(levels[li]) != levels[li])
+            continue;
+        inf_context *ctx = data_context(4);
+        inf_tensor *w = inf_tensor_new_2d(ctx, GGTK_TENSOR_Q8_0, K, M);
+        inf_tensor *x = inf_tensor_new_2d(ctx, GGTK_TENSOR_F32, K, N);
+        memcpy(w->data, wrows, sizeof wrows);
+        memcpy(x->data, xrows, sizeof xrows);
+        inf_tensor *out = inf_mul_mat(ctx, w, x);
+        CHECK(out && compute_graph(ctx, out, 1) == GGTK_OK);
+        for (int n = 0; out && n < N; n++) {
+            block_q8_0 a;
+            inf_quantize_row(GGTK_TENSOR_Q8_0, xrows[n], &a, K);
+            for (int m = 0; m < M; m++) {
+                int32_t isum = 0;
+                for (int e = 0; e < K; e++)
+                    isum += wrows[m].qs[e] * a.qs[e];
+                const float want = fmaf((float)isum, 1.0f * inf_fp16_to_fp32(a.d), 0.0f);
+                const float got = ((const float *)out->data)[n * M + m];
+                CHECK_MSG(got == want, "%s row %d x %d: %.9g, want %.9g (integer sum %d)",
+                          inf_simd_level_name(levels[li]), m, n, got, want, isum);
+                if (ran)
+                    CHECK_MSG(memcmp(&got, &first[n][m], sizeof got) == 0,
+                              "%s row %d x %d: not bit-identical to the scalar level",
+                              inf_simd_level_name(levels[li]), m, n);
+                else
+                    first[n][m] = got;
+            }
+        }
+        inf_context_free(ctx);
+        ran++;
+    }
+    inf_simd_force(inf_simd_detect());
+    CHECK(ran >= 2);
+}
+
 TEST(test_mul_mat_dequantizing_path_covers_every_other_block_type)
 {
     int checked = 0;

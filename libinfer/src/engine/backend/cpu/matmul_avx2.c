@@ -1,14 +1,20 @@
 /* matmul_avx2.c - AVX2 kernels of the matrix product (formats: matmul.h), for CPUs without
  * AVX-512. Tiles: 16 weight rows (two 8-lane vectors) by 2 or 3 quantized activation rows (of a
- * group of 6) or by 6 float activation rows, so that a tile's live values fit 16 ymm registers.
+ * group of 6; Q8_0 all 6) or by 6 float activation rows, so that a tile's live values fit 16 ymm
+ * registers.
  *
  * Without VNNI the byte dot product is vpmaddubsw (unsigned x signed bytes to saturating 16-bit
  * pair sums) then vpmaddwd by ones. With activation codes in [-127, 127], a pair sum is at most
  * 2 * 127 * max_code, so 4-bit codes add eight group results in 16 bits before widening, 5-bit
  * codes four and Q6_K's 6-bit codes two. Q8_0 weights would saturate in the unsigned (q + 128)
- * form, so this level packs them signed and uses |w| * sign(a, w) instead, with no correction
- * term. The integer sums are exact either way, so the results equal the other levels' bit for
- * bit. */
+ * form, so this level packs them signed and multiplies |w| by the activation with the weight's
+ * sign mask XORed in: for w < 0 that is ~a = -a - 1, so each block's sum comes out short by the
+ * sum of |w| over its negative weights, which the packer stores per row and block in the panel's
+ * (otherwise unused) minimum slots and the kernel adds back. vpxor runs on any of the four vector
+ * pipes where vpsignb shares the two multiply pipes with vpmaddubsw and vpmaddwd. The integer
+ * sums are exact either way, so the results equal the other levels' bit for bit. (No pair sum
+ * saturates: a negative weight's partner ~a lies in [-128, 126], a positive one's in [-127, 127],
+ * and |w| <= 128 with 128 only for w = -128, so a pair sum lies in [-32768, 32258].) */
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
@@ -147,6 +153,16 @@ static void prefetch_next_chunk(const mm_weight_format *f, const char *w, size_t
             _mm_prefetch(w + (size_t)i * row_stride + at, _MM_HINT_T1);
 }
 
+/* The sum of |w| over the negative codes of 32 signed codes: what the XOR-signed products of
+ * signed Q8_0 fall short by (see the header comment). */
+static inline int32_t negative_weight_sum(__m256i w)
+{
+    const __m256i neg = _mm256_abs_epi8(_mm256_min_epi8(w, _mm256_setzero_si256()));
+    const __m256i sums = _mm256_sad_epu8(neg, _mm256_setzero_si256());
+    const __m128i half = _mm_add_epi64(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
+    return (int32_t)(_mm_cvtsi128_si64(half) + _mm_extract_epi64(half, 1));
+}
+
 void mm_pack_q_x86(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
                    int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m,
                    bool signed_q8)
@@ -169,6 +185,10 @@ void mm_pack_q_x86(const mm_weight_format *f, const char *w, size_t row_stride, 
                 for (int s = 0; s < subs; s++) {
                     d[(b * subs + s) * p + i0 + i] = scale[s];
                     m[(b * subs + s) * p + i0 + i] = min[s];
+                }
+                if (signed_q8 && f->type == GGTK_TENSOR_Q8_0) {
+                    const int32_t shortfall = negative_weight_sum(r[i]);
+                    memcpy(&m[b * p + i0 + i], &shortfall, sizeof shortfall);
                 }
             }
             store_transposed(r, out + (size_t)i0 * 4, p);
@@ -304,18 +324,11 @@ static inline void keep_in_register(__m256i *v)
     __asm__("" : "+x"(*v));
 }
 
-/* How a format is multiplied: sub-blocks per block, affine or symmetric, groups added in 16
- * bits before widening, and Q8_0's signed form. */
+/* How a format is multiplied: sub-blocks per block, affine or symmetric, and groups added in 16
+ * bits before widening. */
 typedef struct q_shape {
-    int subs, affine, run, signed_q8;
+    int subs, affine, run;
 } q_shape;
-
-/* 16-bit pair sums of one 4-byte group of 8 weight rows with one activation word: unsigned codes
- * times signed activations, or for signed Q8_0 weights |w| * sign(a, w) (|w| precomputed). */
-static inline __m256i group_dot(__m256i w, __m256i w_abs, __m256i a, int signed_q8)
-{
-    return signed_q8 ? _mm256_maddubs_epi16(w_abs, _mm256_sign_epi8(a, w)) : _mm256_maddubs_epi16(w, a);
-}
 
 /* The exact integer dot products of one sub-block s of block `wq`/`aq` for A activation rows:
  * sum[j][v] for the rows of weight vector v. Symmetric unsigned codes start at the activation's
@@ -334,15 +347,13 @@ static inline __attribute__((always_inline)) void sub_block_sums(const uint8_t *
         for (int g = g0; g < g0 + sh.run; g++) {
             const __m256i w0 = _mm256_loadu_si256((const __m256i *)(wq + g * P * 4));
             const __m256i w1 = _mm256_loadu_si256((const __m256i *)(wq + g * P * 4 + 32));
-            const __m256i u0 = sh.signed_q8 ? _mm256_sign_epi8(w0, w0) : w0;
-            const __m256i u1 = sh.signed_q8 ? _mm256_sign_epi8(w1, w1) : w1;
 #pragma GCC unroll 4
             for (int j = 0; j < A; j++) {
                 int32_t a4;
                 memcpy(&a4, aq + (g * GQ + j) * 4, 4);
                 const __m256i a = _mm256_set1_epi32(a4);
-                const __m256i x0 = group_dot(w0, u0, a, sh.signed_q8);
-                const __m256i x1 = group_dot(w1, u1, a, sh.signed_q8);
+                const __m256i x0 = _mm256_maddubs_epi16(w0, a);
+                const __m256i x1 = _mm256_maddubs_epi16(w1, a);
                 part[j][0] = g == g0 ? x0 : _mm256_add_epi16(part[j][0], x0);
                 part[j][1] = g == g0 ? x1 : _mm256_add_epi16(part[j][1], x1);
                 keep_in_register(&part[j][0]);
@@ -356,7 +367,7 @@ static inline __attribute__((always_inline)) void sub_block_sums(const uint8_t *
                 const __m256i wide = _mm256_madd_epi16(part[j][v], ones);
                 if (g0 > s * gps)
                     sum[j][v] = _mm256_add_epi32(sum[j][v], wide);
-                else if (sh.affine || sh.signed_q8)
+                else if (sh.affine)
                     sum[j][v] = wide;
                 else
                     sum[j][v] = _mm256_add_epi32(wide, _mm256_set1_epi32(ac[s * GQ + j]));
@@ -450,31 +461,95 @@ static inline __attribute__((always_inline)) void gemm_q_group(const uint8_t *qs
     }
 }
 
+/* ----------------------------------------------------------------------------------------------
+ * Signed Q8_0: a tile of 16 weight rows by A activation rows (A = 6, the whole group, or 3 when
+ * the group holds at most 3 rows). Per 4-byte group a weight vector's |w| and sign mask are made
+ * once and serve the A rows; the 2A 32-bit block sums stay in registers and the float
+ * accumulators in a small array (L1), touched once per block: with them in registers too, 16
+ * ymm registers would hold only 3 rows, and the weight work would be shared by half as many.
+ * -------------------------------------------------------------------------------------------- */
+
+static inline __attribute__((always_inline)) void gemm_q8_0_tile(const uint8_t *qs, const float *d,
+                                                                 const float *m, const uint8_t *act,
+                                                                 int64_t n_blocks, int A, float acc[GQ][P])
+{
+    const __m256i ones = _mm256_set1_epi16(1), zero = _mm256_setzero_si256();
+    memset(acc, 0, sizeof(float) * GQ * P);
+    for (int64_t b = 0; b < n_blocks; b++) {
+        const uint8_t *wq = qs + (size_t)b * P * MM_BLOCK;
+        const uint8_t *aq = act + (size_t)b * mm_act_block_bytes(GQ, 1);
+        hide_pointer(&aq);
+        const float *ad = (const float *)(aq + GQ * MM_BLOCK);
+        __m256i sum[GQ][2];
+#pragma GCC unroll 8
+        for (int g = 0; g < MM_BLOCK / 4; g++) {
+            const __m256i w0 = _mm256_loadu_si256((const __m256i *)(wq + g * P * 4));
+            const __m256i w1 = _mm256_loadu_si256((const __m256i *)(wq + g * P * 4 + 32));
+            const __m256i u0 = _mm256_abs_epi8(w0), u1 = _mm256_abs_epi8(w1);
+            const __m256i s0 = _mm256_cmpgt_epi8(zero, w0), s1 = _mm256_cmpgt_epi8(zero, w1);
+#pragma GCC unroll 6
+            for (int j = 0; j < A; j++) {
+                int32_t a4;
+                memcpy(&a4, aq + (g * GQ + j) * 4, 4);
+                const __m256i a = _mm256_set1_epi32(a4);
+                const __m256i x0 = _mm256_madd_epi16(_mm256_maddubs_epi16(u0, _mm256_xor_si256(a, s0)), ones);
+                const __m256i x1 = _mm256_madd_epi16(_mm256_maddubs_epi16(u1, _mm256_xor_si256(a, s1)), ones);
+                sum[j][0] = g == 0 ? x0 : _mm256_add_epi32(sum[j][0], x0);
+                sum[j][1] = g == 0 ? x1 : _mm256_add_epi32(sum[j][1], x1);
+                keep_in_register(&sum[j][0]);
+                keep_in_register(&sum[j][1]);
+            }
+        }
+#pragma GCC unroll 6
+        for (int j = 0; j < A; j++) {
+            const __m256 da = _mm256_set1_ps(ad[j]);
+#pragma GCC unroll 2
+            for (int v = 0; v < 2; v++) {
+                const __m256i shortfall = _mm256_loadu_si256((const __m256i *)(m + b * P + 8 * v));
+                const __m256i isum = _mm256_add_epi32(sum[j][v], shortfall);
+                const __m256 scale = _mm256_mul_ps(_mm256_loadu_ps(d + b * P + 8 * v), da);
+                _mm256_storeu_ps(acc[j] + 8 * v, _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), scale,
+                                                                 _mm256_loadu_ps(acc[j] + 8 * v)));
+            }
+        }
+    }
+}
+
+static void gemm_q8_0_avx2(const uint8_t *qs, const float *d, const float *m, const uint8_t *act,
+                           int64_t n_blocks, int nr, float *dst, size_t dst_stride, int m_valid,
+                           mm_store store)
+{
+    float acc[GQ][P];
+    if (nr > GQ / 2)
+        gemm_q8_0_tile(qs, d, m, act, n_blocks, GQ, acc);
+    else
+        gemm_q8_0_tile(qs, d, m, act, n_blocks, GQ / 2, acc);
+    store_tile(&acc[0][0], GQ, nr, dst, dst_stride, m_valid, store);
+}
+
 /* One specialisation per shape the formats use. A 16-bit run covers as many groups as the
  * largest code allows without saturating: run * 2 * max_code * 127 <= 32767 (8 groups for
- * 4-bit codes, 4 for 5-bit, 2 for Q6_K's 6-bit ones; Q8_0's |w| * sign(a, w) pair sums leave no
- * room for a second group). Shapes that keep 32-bit sums beside 16-bit runs (5- and 6-bit codes)
- * take 2 rows per tile, the others 3 (Q8_0 widens each group's pair sums at once, so it holds
- * only the 32-bit sums; 3 rows measured 3% faster than 2 there). */
+ * 4-bit codes, 4 for 5-bit, 2 for Q6_K's 6-bit ones). Shapes that keep 32-bit sums beside 16-bit
+ * runs (5- and 6-bit codes) take 2 rows per tile, the others 3. */
 static void gemm_q_avx2(const mm_weight_format *f, const uint8_t *qs, const float *d,
                         const float *m, const uint8_t *act, int64_t n_blocks, int nr, float *dst,
                         size_t dst_stride, int m_valid, mm_store store)
 {
     const int gps = 8 / f->subs;
     const int run = f->max_code <= 15 ? 8 : f->max_code <= 31 ? 4 : 2;
-#define Q_GROUP(subs, affine, run, signed_q8, A)                                                  \
-    gemm_q_group(qs, d, m, act, n_blocks, (q_shape){subs, affine, run, signed_q8}, A, nr, dst, \
-                 dst_stride, m_valid, store)
+#define Q_GROUP(subs, affine, run, A)                                                                \
+    gemm_q_group(qs, d, m, act, n_blocks, (q_shape){subs, affine, run}, A, nr, dst, dst_stride, \
+                 m_valid, store)
     if (f->type == GGTK_TENSOR_Q8_0)
-        Q_GROUP(1, 0, 1, 1, 3);
+        gemm_q8_0_avx2(qs, d, m, act, n_blocks, nr, dst, dst_stride, m_valid, store);
     else if (f->subs == 1 && run == 8)
-        f->affine ? Q_GROUP(1, 1, 8, 0, 3) : Q_GROUP(1, 0, 8, 0, 3);
+        f->affine ? Q_GROUP(1, 1, 8, 3) : Q_GROUP(1, 0, 8, 3);
     else if (f->subs == 1)
-        f->affine ? Q_GROUP(1, 1, 4, 0, 2) : Q_GROUP(1, 0, 4, 0, 2);
+        f->affine ? Q_GROUP(1, 1, 4, 2) : Q_GROUP(1, 0, 4, 2);
     else if (run >= gps)
-        f->affine ? Q_GROUP(2, 1, 4, 0, 3) : Q_GROUP(2, 0, 4, 0, 3);
+        f->affine ? Q_GROUP(2, 1, 4, 3) : Q_GROUP(2, 0, 4, 3);
     else /* Q6_K */
-        Q_GROUP(2, 0, 2, 0, 2);
+        Q_GROUP(2, 0, 2, 2);
 #undef Q_GROUP
 }
 
