@@ -245,6 +245,38 @@ TEST(test_cpy_into_a_cache_view_and_cont_of_a_permutation)
     inf_context_free(ctx);
 }
 
+/* cpy of every layout into F32, F16 and BF16 destinations whose rows hold whole source rows
+ * (converted a row at a time, strided sources gathered: the transposed V cache write), rows of
+ * 300 elements (more than one gathered piece), and a destination row length no source row divides
+ * (element by element): every element is the source's, converted once. */
+TEST(test_cpy_converts_every_layout_into_float_rows)
+{
+    test_rng rng = {31};
+    const ggtk_tensor_type types[] = {GGTK_TENSOR_F32, GGTK_TENSOR_F16, GGTK_TENSOR_BF16};
+    const int64_t shapes[][4] = {{8, 6, 3, 1}, {300, 2, 2, 1}, {7, 5, 2, 1}};
+    const int64_t dst_rows[] = {8 * 6, 300, 5}; /* 5 is no multiple of 7 */
+    for (int layout = 0; layout < LAYOUT_COUNT; layout++)
+        for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+            for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
+                inf_context *ctx = data_context(8);
+                inf_tensor *src = input(ctx, &rng, shapes[sh], (enum layout)layout);
+                const int64_t n = inf_tensor_nelements(src);
+                inf_tensor *dst = inf_tensor_new_2d(ctx, types[t], dst_rows[sh], n / dst_rows[sh]);
+                CHECK(compute_graph(ctx, inf_cpy(ctx, src, dst), 2) == GGTK_OK);
+                float *want = ref_dense(src);
+                int bad = 0;
+                for (int64_t k = 0; k < n; k++) {
+                    const float v = types[t] == GGTK_TENSOR_F32   ? want[k]
+                                    : types[t] == GGTK_TENSOR_F16 ? inf_fp16_to_fp32(inf_fp32_to_fp16(want[k]))
+                                                                  : inf_bf16_to_fp32(inf_fp32_to_bf16(want[k]));
+                    bad += tensor_get(dst, k % dst_rows[sh], k / dst_rows[sh], 0, 0) != v;
+                }
+                CHECK_MSG(bad == 0, "layout %d type %d shape %zu: %d elements differ", layout, (int)types[t], sh, bad);
+                free(want);
+                inf_context_free(ctx);
+            }
+}
+
 TEST(test_silu_swiglu_soft_max_match_reference_at_every_simd_level)
 {
     test_rng rng = {29};

@@ -45,42 +45,71 @@ bool cpu_copy_supports(const inf_tensor *node)
     return is_float_type(node->src[0]->type) && is_float_type(node->type);
 }
 
-/* cont and cpy: element k of the source in row-major order goes to element k of the result. */
+/* Convert n F32 values `stride` bytes apart into a contiguous row of `to` (a KV cache's
+ * transposed V write), gathering them in stack-sized pieces for the row converters. */
+static bool convert_strided_f32(const char *src, size_t stride, ggtk_tensor_type to, char *dst, int64_t n)
+{
+    float piece[256];
+    const size_t esize = inf_type_block_bytes(to);
+    for (int64_t i0 = 0; i0 < n; i0 += 256) {
+        const int64_t len = n - i0 < 256 ? n - i0 : 256;
+        for (int64_t i = 0; i < len; i++)
+            memcpy(&piece[i], src + (size_t)(i0 + i) * stride, sizeof(float));
+        if (!convert_row_fast(GGTK_TENSOR_F32, piece, to, dst + (size_t)i0 * esize, len))
+            return false;
+    }
+    return true;
+}
+
+/* Element by element, for the layouts the row converters do not take: the source row starting
+ * at `from` goes to the destination elements from linear index k on. */
+static void copy_row_elements(const inf_tensor *src, const char *from, inf_tensor *node, int64_t k)
+{
+    int64_t d0 = k % node->ne[0], d1 = k / node->ne[0] % node->ne[1];
+    int64_t d2 = k / (node->ne[0] * node->ne[1]) % node->ne[2];
+    int64_t d3 = k / (node->ne[0] * node->ne[1] * node->ne[2]);
+    for (int64_t i = 0; i < src->ne[0]; i++) {
+        float v = quant_load_float(src->type, from + i * src->nb[0]);
+        store_float(node->type, inf_tensor_element(node, d0, d1, d2, d3), v);
+        if (++d0 == node->ne[0]) {
+            d0 = 0;
+            if (++d1 == node->ne[1]) {
+                d1 = 0;
+                if (++d2 == node->ne[2]) {
+                    d2 = 0;
+                    d3++;
+                }
+            }
+        }
+    }
+}
+
+/* cont and cpy: element k of the source in row-major order goes to element k of the result.
+ * When the destination's rows are contiguous and a whole number of source rows long, each
+ * source row lands in one stretch of one destination row (the KV cache writes, the merge of
+ * attention heads) and is converted as a row. */
 void cpu_copy_compute(const cpu_params *p, inf_tensor *node)
 {
     const inf_tensor *src = node->src[0];
     const int64_t ne0 = src->ne[0];
     const size_t src_esize = inf_type_block_bytes(src->type), dst_esize = inf_type_block_bytes(node->type);
-    const bool same_rows = inf_tensor_same_shape(src, node) && src->nb[0] == src_esize &&
-                           node->nb[0] == dst_esize;
+    const bool dst_stretch = node->nb[0] == dst_esize && ne0 > 0 && node->ne[0] % ne0 == 0;
     int64_t begin, end;
     cpu_split(inf_tensor_nrows(src), p, &begin, &end);
     for (int64_t r = begin; r < end; r++) {
         const int64_t s1 = r % src->ne[1], s2 = r / src->ne[1] % src->ne[2];
         const int64_t s3 = r / (src->ne[1] * src->ne[2]);
         const char *from = (const char *)inf_tensor_element(src, 0, s1, s2, s3);
-        if (same_rows &&
-            convert_row_fast(src->type, from, node->type, inf_tensor_element(node, 0, s1, s2, s3), ne0))
-            continue;
-        /* Walk the destination's coordinates from the linear index of this row's first element. */
-        int64_t k = r * ne0;
-        int64_t d0 = k % node->ne[0], d1 = k / node->ne[0] % node->ne[1];
-        int64_t d2 = k / (node->ne[0] * node->ne[1]) % node->ne[2];
-        int64_t d3 = k / (node->ne[0] * node->ne[1] * node->ne[2]);
-        for (int64_t i = 0; i < ne0; i++) {
-            float v = quant_load_float(src->type, from + i * src->nb[0]);
-            store_float(node->type, inf_tensor_element(node, d0, d1, d2, d3), v);
-            if (++d0 == node->ne[0]) {
-                d0 = 0;
-                if (++d1 == node->ne[1]) {
-                    d1 = 0;
-                    if (++d2 == node->ne[2]) {
-                        d2 = 0;
-                        d3++;
-                    }
-                }
-            }
+        const int64_t k = r * ne0;
+        if (dst_stretch) {
+            const int64_t d1 = k / node->ne[0] % node->ne[1], d2 = k / (node->ne[0] * node->ne[1]) % node->ne[2];
+            const int64_t d3 = k / (node->ne[0] * node->ne[1] * node->ne[2]);
+            char *to = inf_tensor_element(node, k % node->ne[0], d1, d2, d3);
+            if (src->nb[0] == src_esize ? convert_row_fast(src->type, from, node->type, to, ne0)
+                : src->type == GGTK_TENSOR_F32 && convert_strided_f32(from, src->nb[0], node->type, to, ne0))
+                continue;
         }
+        copy_row_elements(src, from, node, k);
     }
 }
 
