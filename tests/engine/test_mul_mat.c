@@ -121,10 +121,10 @@ TEST(test_mul_mat_large_batch_matches_reference)
     }
 }
 
-TEST(test_mul_mat_output_larger_than_the_caches_is_complete)
+/* An output of 8208 x 1030 floats (32 MiB), written around the caches by the levels that can:
+ * a sample of elements of every weight type against direct dot products. */
+static void check_large_output(inf_simd_level level)
 {
-    /* 8208 x 1030 floats (32 MiB) are written around the caches; check a sample of elements
-     * of every weight type against direct dot products. */
     test_rng rng = {7};
     const int64_t K = 64, M = 8208, N = 1030; /* rows 64-byte aligned, a 16-row tail panel */
     for (size_t t = 0; t < sizeof weight_types / sizeof weight_types[0]; t++) {
@@ -143,9 +143,26 @@ TEST(test_mul_mat_output_larger_than_the_caches_is_complete)
             float want;
             ref_mul_mat(wrow, xrow, &want);
             float got = tensor_get(out, m, n, 0, 0);
-            CHECK_MSG(fabsf(got - want) <= 1e-3f * 8 + 1e-4f * fabsf(want), "%s [%lld, %lld]: %g vs %g",
-                      ggtk_tensor_type_info_get(weight_types[t])->name, (long long)n, (long long)m, got, want);
+            CHECK_MSG(fabsf(got - want) <= 1e-3f * 8 + 1e-4f * fabsf(want), "%s %s [%lld, %lld]: %g vs %g",
+                      inf_simd_level_name(level), ggtk_tensor_type_info_get(weight_types[t])->name,
+                      (long long)n, (long long)m, got, want);
         }
         inf_context_free(ctx);
     }
+}
+
+TEST(test_mul_mat_output_larger_than_the_caches_is_complete_at_avx2)
+{
+    if (inf_simd_force(INF_SIMD_AVX2) != INF_SIMD_AVX2)
+        SKIP("this CPU lacks avx2");
+    check_large_output(INF_SIMD_AVX2);
+    inf_simd_force(inf_simd_detect());
+}
+
+TEST(test_mul_mat_output_larger_than_the_caches_is_complete_at_avx512)
+{
+    if (inf_simd_force(INF_SIMD_AVX512) != INF_SIMD_AVX512)
+        SKIP("this CPU lacks avx512");
+    check_large_output(INF_SIMD_AVX512);
+    inf_simd_force(inf_simd_detect());
 }

@@ -172,11 +172,10 @@ void mm_pack_f_dequantized(ggtk_tensor_type type, const char *w, size_t row_stri
                            int64_t K, int p, float *panel);
 
 #if defined(__x86_64__)
-/* The AVX2 packer (p a multiple of 8; Q8_0's codes signed when `signed_q8`), also used by the
- * AVX-512 level for the types it does not gather. */
+/* The x86 packer of unsigned codes (p a multiple of 8): the AVX2 level's for every type but
+ * Q8_0, which it keeps signed, and the AVX-512 level's for the types it does not gather. */
 void mm_pack_q_x86(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
-                   int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m,
-                   bool signed_q8);
+                   int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m);
 #endif
 
 extern const mm_kernels mm_kernels_scalar;

@@ -64,15 +64,15 @@ static inline uint32_t load_u32(const uint8_t *p)
     return v;
 }
 
-/* The 32 codes of block b of a row (as mm_codes_fn; Q8_0 signed when `signed_q8`). */
-static inline __m256i block_codes(const mm_weight_format *f, const char *row, int64_t b, bool signed_q8)
+/* The 32 unsigned codes of block b of a row (as mm_codes_fn). */
+static inline __m256i block_codes(const mm_weight_format *f, const char *row, int64_t b)
 {
     const int j = (int)(b % (QUANT_KBLOCK / MM_BLOCK));
     const int64_t sb = b / (QUANT_KBLOCK / MM_BLOCK);
     switch (f->type) {
     case GGTK_TENSOR_Q8_0: {
         const __m256i v = _mm256_loadu_si256((const __m256i *)((const block_q8_0 *)row + b)->qs);
-        return signed_q8 ? v : _mm256_xor_si256(v, _mm256_set1_epi8((char)0x80));
+        return _mm256_xor_si256(v, _mm256_set1_epi8((char)0x80));
     }
     case GGTK_TENSOR_Q4_0:
         return nibbles(((const block_q4_0 *)row + b)->qs);
@@ -114,9 +114,9 @@ static inline __m256i block_codes(const mm_weight_format *f, const char *row, in
     }
 }
 
-/* Store eight rows' codes r[0..7] (4-byte groups g = 0..7 in each) as groups of 8 rows at
- * out + g * p * 4. */
-static inline void store_transposed(__m256i r[8], uint8_t *out, int p)
+/* Transpose eight rows' codes r[0..7] (4-byte groups g = 0..7 in each) in place into groups:
+ * r[g] becomes group g of the 8 rows (row i's 4 bytes at 4i). */
+static inline void transpose_groups(__m256i r[8])
 {
     __m256i t[8], s[8];
     for (int i = 0; i < 4; i++) {
@@ -131,10 +131,16 @@ static inline void store_transposed(__m256i r[8], uint8_t *out, int p)
     }
     /* s[c] (rows 0..3) and s[4 + c] (rows 4..7) hold groups c and c + 4 in their two halves. */
     for (int c = 0; c < 4; c++) {
-        _mm256_storeu_si256((__m256i *)(out + (size_t)c * p * 4), _mm256_permute2x128_si256(s[c], s[4 + c], 0x20));
-        _mm256_storeu_si256((__m256i *)(out + (size_t)(c + 4) * p * 4),
-                            _mm256_permute2x128_si256(s[c], s[4 + c], 0x31));
+        r[c + 4] = _mm256_permute2x128_si256(s[c], s[4 + c], 0x31);
+        r[c] = _mm256_permute2x128_si256(s[c], s[4 + c], 0x20);
     }
+}
+
+/* Store groups r[0..7] of 8 rows at out + g * p * 4. */
+static inline void store_groups(const __m256i r[8], uint8_t *out, int p)
+{
+    for (int g = 0; g < 8; g++)
+        _mm256_storeu_si256((__m256i *)(out + (size_t)g * p * 4), r[g]);
 }
 
 /* Ask for blocks [b, b + n_blocks) of each row into L2: the driver packs a panel's chunks in
@@ -153,19 +159,8 @@ static void prefetch_next_chunk(const mm_weight_format *f, const char *w, size_t
             _mm_prefetch(w + (size_t)i * row_stride + at, _MM_HINT_T1);
 }
 
-/* The sum of |w| over the negative codes of 32 signed codes: what the XOR-signed products of
- * signed Q8_0 fall short by (see the header comment). */
-static inline int32_t negative_weight_sum(__m256i w)
-{
-    const __m256i neg = _mm256_abs_epi8(_mm256_min_epi8(w, _mm256_setzero_si256()));
-    const __m256i sums = _mm256_sad_epu8(neg, _mm256_setzero_si256());
-    const __m128i half = _mm_add_epi64(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
-    return (int32_t)(_mm_cvtsi128_si64(half) + _mm_extract_epi64(half, 1));
-}
-
 void mm_pack_q_x86(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
-                   int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m,
-                   bool signed_q8)
+                   int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m)
 {
     const int subs = f->subs;
     prefetch_next_chunk(f, w, row_stride, rows, b0 + n_blocks, n_blocks);
@@ -179,19 +174,58 @@ void mm_pack_q_x86(const mm_weight_format *f, const char *w, size_t row_stride, 
                 float scale[2] = {0.0f, 0.0f}, min[2] = {0.0f, 0.0f};
                 r[i] = _mm256_setzero_si256();
                 if (i0 + i < rows) {
-                    r[i] = block_codes(f, row, b0 + b, signed_q8);
+                    r[i] = block_codes(f, row, b0 + b);
                     f->scales(row, b0 + b, scale, min);
                 }
                 for (int s = 0; s < subs; s++) {
                     d[(b * subs + s) * p + i0 + i] = scale[s];
                     m[(b * subs + s) * p + i0 + i] = min[s];
                 }
-                if (signed_q8 && f->type == GGTK_TENSOR_Q8_0) {
-                    const int32_t shortfall = negative_weight_sum(r[i]);
-                    memcpy(&m[b * p + i0 + i], &shortfall, sizeof shortfall);
+            }
+            transpose_groups(r);
+            store_groups(r, out + (size_t)i0 * 4, p);
+        }
+    }
+}
+
+/* Per row of a transposed block (group vectors g[0..7], row i's bytes at lanes 4i..4i+3), the
+ * sum of |w| over its negative codes: what the XOR-signed products of signed Q8_0 fall short by
+ * (see the header comment). A byte is at most 128, so a pair of bytes at most 256 and eight
+ * groups' pairs at most 2048: they add in 16 bits. */
+static inline __m256i negative_weight_sums(const __m256i g[8])
+{
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i sum = zero;
+    for (int c = 0; c < 8; c++) {
+        const __m256i neg = _mm256_abs_epi8(_mm256_min_epi8(g[c], zero));
+        sum = _mm256_add_epi16(sum, _mm256_maddubs_epi16(neg, _mm256_set1_epi8(1)));
+    }
+    return _mm256_madd_epi16(sum, _mm256_set1_epi16(1));
+}
+
+/* Signed Q8_0 panels: codes as stored, eight rows' fp16 scales converted at once (F16C, exact),
+ * and in the minimum slots each row and block's shortfall as int32 bits. */
+static void pack_q8_0_signed(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
+                             int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m)
+{
+    prefetch_next_chunk(f, w, row_stride, rows, b0 + n_blocks, n_blocks);
+    for (int i0 = 0; i0 < p; i0 += 8) {
+        for (int64_t b = 0; b < n_blocks; b++) {
+            __m256i r[8];
+            uint16_t half[8];
+            for (int i = 0; i < 8; i++) {
+                r[i] = _mm256_setzero_si256();
+                half[i] = 0;
+                if (i0 + i < rows) {
+                    const block_q8_0 *blk = (const block_q8_0 *)(w + (size_t)(i0 + i) * row_stride) + b0 + b;
+                    r[i] = _mm256_loadu_si256((const __m256i *)blk->qs);
+                    memcpy(&half[i], &blk->d, sizeof half[i]);
                 }
             }
-            store_transposed(r, out + (size_t)i0 * 4, p);
+            _mm256_storeu_ps(d + b * p + i0, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)half)));
+            transpose_groups(r);
+            _mm256_storeu_si256((__m256i *)(m + b * p + i0), negative_weight_sums(r));
+            store_groups(r, qs + (size_t)b * (size_t)p * MM_BLOCK + (size_t)i0 * 4, p);
         }
     }
 }
@@ -199,7 +233,10 @@ void mm_pack_q_x86(const mm_weight_format *f, const char *w, size_t row_stride, 
 static void pack_q_avx2(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
                         int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m)
 {
-    mm_pack_q_x86(f, w, row_stride, rows, b0, n_blocks, p, qs, d, m, true);
+    if (f->type == GGTK_TENSOR_Q8_0)
+        pack_q8_0_signed(f, w, row_stride, rows, b0, n_blocks, p, qs, d, m);
+    else
+        mm_pack_q_x86(f, w, row_stride, rows, b0, n_blocks, p, qs, d, m);
 }
 
 /* ----------------------------------------------------------------------------------------------
@@ -418,7 +455,8 @@ static inline __attribute__((always_inline)) void gemm_q_tile(const uint8_t *qs,
     }
 }
 
-/* Write (or add) rows j < nr, columns i < m_valid of a tile of g rows of P floats. */
+/* Write (add, or stream past the caches) rows j < nr, columns i < m_valid of a tile of g rows of P
+ * floats. */
 static void store_tile(const float *tile, int g, int nr, float *dst, size_t dst_stride, int m_valid,
                        mm_store store)
 {
@@ -427,6 +465,11 @@ static void store_tile(const float *tile, int g, int nr, float *dst, size_t dst_
         const float *src = tile + j * P;
         if (m_valid == P) {
             __m256 v0 = _mm256_loadu_ps(src), v1 = _mm256_loadu_ps(src + 8);
+            if (store == MM_STREAM && ((uintptr_t)row & 31) == 0) {
+                _mm256_stream_ps(row, v0);
+                _mm256_stream_ps(row + 8, v1);
+                continue;
+            }
             if (store == MM_ADD) {
                 v0 = _mm256_add_ps(_mm256_loadu_ps(row), v0);
                 v1 = _mm256_add_ps(_mm256_loadu_ps(row + 8), v1);
@@ -474,7 +517,9 @@ static inline __attribute__((always_inline)) void gemm_q8_0_tile(const uint8_t *
                                                                  int64_t n_blocks, int A, float acc[GQ][P])
 {
     const __m256i ones = _mm256_set1_epi16(1), zero = _mm256_setzero_si256();
-    memset(acc, 0, sizeof(float) * GQ * P);
+#pragma GCC unroll 12
+    for (int e = 0; e < GQ * P; e += 8) /* not memset: for 384 bytes GCC emits rep stos, slow to start */
+        _mm256_storeu_ps(&acc[0][0] + e, _mm256_setzero_ps());
     for (int64_t b = 0; b < n_blocks; b++) {
         const uint8_t *wq = qs + (size_t)b * P * MM_BLOCK;
         const uint8_t *aq = act + (size_t)b * mm_act_block_bytes(GQ, 1);

@@ -34,7 +34,7 @@ static void pack_q_avx512(const mm_weight_format *f, const char *w, size_t row_s
     const ggtk_tensor_type type = f->type;
     if (p != P || (uint64_t)row_stride * P > INT32_MAX ||
         (type != GGTK_TENSOR_Q8_0 && type != GGTK_TENSOR_Q4_0 && type != GGTK_TENSOR_Q4_1)) {
-        mm_pack_q_x86(f, w, row_stride, rows, b0, n_blocks, p, qs, d, m, false);
+        mm_pack_q_x86(f, w, row_stride, rows, b0, n_blocks, p, qs, d, m);
         return;
     }
     const size_t bytes = type == GGTK_TENSOR_Q8_0   ? sizeof(block_q8_0)
