@@ -43,20 +43,28 @@ static bool cpu_supports(const inf_backend *backend, const inf_tensor *node)
     return (unsigned)node->op < INF_OP_COUNT && cpu_ops[node->op].supports(node);
 }
 
-size_t inf_backend_cpu_work_size(const inf_backend *backend, const inf_graph *graph)
+/* The work buffer's bytes for `graph`: the other ops' scratch first, then from *mm_offset the
+ * matrix products' (packed activations and panels), which those ops never overwrite. */
+static size_t work_layout(const inf_backend *backend, const inf_graph *graph, size_t *mm_offset)
 {
-    if (backend->ops->compute != cpu_compute)
-        return 0;
     int n_threads = thread_count(backend->impl);
-    size_t size = 0;
+    size_t other = 0, mm = 0;
     for (int i = 0; i < inf_graph_n_nodes(graph); i++) {
         const inf_tensor *node = inf_graph_node(graph, i);
         if ((unsigned)node->op < INF_OP_COUNT && cpu_ops[node->op].work_size) {
             size_t need = cpu_ops[node->op].work_size(node, n_threads);
-            size = need > size ? need : size;
+            size_t *max = node->op == INF_OP_MUL_MAT ? &mm : &other;
+            *max = need > *max ? need : *max;
         }
     }
-    return size;
+    *mm_offset = (other + INF_DATA_ALIGNMENT - 1) / INF_DATA_ALIGNMENT * INF_DATA_ALIGNMENT;
+    return mm > 0 ? *mm_offset + mm : other;
+}
+
+size_t inf_backend_cpu_work_size(const inf_backend *backend, const inf_graph *graph)
+{
+    size_t mm_offset;
+    return backend->ops->compute == cpu_compute ? work_layout(backend, graph, &mm_offset) : 0;
 }
 
 /* Give views their memory from their sources and check that every tensor has memory and every
@@ -118,10 +126,11 @@ static bool watched(const node_watch *watch, const inf_tensor *node)
  * watched node, the observer (thread 0, the others waiting at a second barrier), then a check of
  * where the compute must stop. Failures record the node index, so a thread already inside the
  * next node cannot make its slower peers stop at a different one. */
-static void run_nodes(cpu_backend *cpu, const inf_graph *graph, int n_threads,
+static void run_nodes(cpu_backend *cpu, const inf_graph *graph, int n_threads, size_t mm_offset,
                       const node_watch *watch, cpu_failure *failure)
 {
     const int n_nodes = inf_graph_n_nodes(graph);
+    cpu_packed_act packed_act = {NULL, NULL, NULL};
     atomic_int stop_after = INT_MAX;
     cpu_barrier_state barrier;
     atomic_llong next_item = 0;
@@ -135,7 +144,8 @@ static void run_nodes(cpu_backend *cpu, const inf_graph *graph, int n_threads,
             cpu_barrier_init(&barrier, team);
         }
         cpu_params p = {.ith = omp_get_thread_num(), .nth = team, .work = cpu->work,
-                        .work_size = cpu->work_size, .failure = failure, .barrier = &barrier,
+                        .work_size = cpu->work_size, .mm_work = cpu->work + mm_offset,
+                        .packed_act = &packed_act, .failure = failure, .barrier = &barrier,
                         .next_item = &next_item};
         for (int i = 0; i < n_nodes; i++) {
             inf_tensor *node = inf_graph_node(graph, i);
@@ -160,14 +170,15 @@ static ggtk_status cpu_compute(inf_backend *backend, const inf_graph *graph,
                                ggtk_error *err)
 {
     cpu_backend *cpu = backend->impl;
+    size_t mm_offset = 0;
     ggtk_status st = prepare(backend, graph, err);
     if (st == GGTK_OK)
-        st = grow_work(backend, inf_backend_cpu_work_size(backend, graph), err);
+        st = grow_work(backend, work_layout(backend, graph, &mm_offset), err);
     if (st != GGTK_OK)
         return st;
     cpu_failure failure = {.node = INT_MAX};
     const node_watch watch = {filter, observer, user};
-    run_nodes(cpu, graph, thread_count(cpu), &watch, &failure);
+    run_nodes(cpu, graph, thread_count(cpu), mm_offset, &watch, &failure);
     if (atomic_load(&failure.node) != INT_MAX) {
         int node = atomic_load(&failure.node);
         return ggtk_error_set(err, GGTK_ERR_INVALID, GGTK_NO_OFFSET, "cpu: node %d '%.50s': %.170s",

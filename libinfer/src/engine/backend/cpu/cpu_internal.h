@@ -24,14 +24,27 @@ typedef struct cpu_barrier_state {
     int n_threads;
 } cpu_barrier_state;
 
+/* Which activations the matrix products' region of the work buffer holds, so that a later
+ * product of the same graph multiplying the same tensor packed the same way skips packing it
+ * (Q, K and V share their input, so do an FFN's gate and up). Shared by the team: read by every
+ * thread when a product starts, written by thread 0 after the packing barrier. */
+typedef struct cpu_packed_act {
+    const inf_tensor *src; /* NULL while the region holds nothing reusable */
+    const void *format;    /* how: the product's weight format (NULL: float) and kernel level */
+    const void *kernels;
+} cpu_packed_act;
+
 /* What one thread gets when computing one node. `work` is the shared work buffer sized by the
  * op's work_size() for this thread count; kernels that need several phases separate them with
- * cpu_barrier(), which every thread of the team must reach. */
+ * cpu_barrier(), which every thread of the team must reach. Matrix products use the part from
+ * `mm_work` on, which no other op touches, so their packed activations outlive other nodes. */
 typedef struct cpu_params {
     int ith;
     int nth;
     char *work;
     size_t work_size;
+    char *mm_work;
+    cpu_packed_act *packed_act;
     int node_index;
     cpu_failure *failure;
     cpu_barrier_state *barrier;

@@ -288,16 +288,33 @@ static void multiply_panel(const mm_plan *plan, const inf_tensor *node, const ui
     }
 }
 
+/* Whether the work buffer already holds node's activations packed as `plan` packs them: the
+ * last product that packed any multiplied the same tensor in the same format. Only a graph
+ * node that is not a view qualifies: its memory is written by its own op alone, and while
+ * products are still to read it nothing else may take it (views can share a cache or scratch
+ * tensor that other nodes write). */
+static bool activations_packed(const cpu_params *p, const mm_plan *plan, const inf_tensor *node)
+{
+    const inf_tensor *x = node->src[1];
+    const cpu_packed_act *held = p->packed_act;
+    return held->src == x && held->format == plan->format && held->kernels == plan->kernels &&
+           x->op != INF_OP_NONE && !x->view_src;
+}
+
 void cpu_mul_mat_compute(const cpu_params *p, inf_tensor *node)
 {
     mm_plan plan;
     make_plan(node, &plan);
-    uint8_t *act = (uint8_t *)p->work;
-    char *mine = p->work + plan.act_bytes + (size_t)p->ith * (plan.panel_bytes + plan.scratch_bytes);
+    uint8_t *act = (uint8_t *)p->mm_work;
+    char *mine = p->mm_work + plan.act_bytes + (size_t)p->ith * (plan.panel_bytes + plan.scratch_bytes);
     if (p->ith == 0)
         atomic_store(p->next_item, 0);
-    pack_activations(p, &plan, node, act, mine + plan.panel_bytes);
+    const bool packed = activations_packed(p, &plan, node);
+    if (!packed)
+        pack_activations(p, &plan, node, act, mine + plan.panel_bytes);
     cpu_barrier(p);
+    if (p->ith == 0 && !packed) /* every thread has decided by now (the barrier) */
+        *p->packed_act = (cpu_packed_act){node->src[1], plan.format, plan.kernels};
     /* Panels are handed out on demand: a thread sharing its core with another process ends up
      * doing fewer of them instead of holding the others up. */
     const inf_tensor *w = node->src[0];
