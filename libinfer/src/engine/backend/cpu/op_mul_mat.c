@@ -1,8 +1,9 @@
 /* op_mul_mat.c - the matrix product driver. Phase 1 (all threads): pack the activations once,
- * quantizing them to 8 bits for quantized weights. Phase 2: each thread takes a share of the
- * weight panels; it packs a panel into its own slice of the work buffer and multiplies it with
- * every activation group of every batch matrix that uses it (grouped-query broadcast included).
- * Formats and kernels: matmul.h. */
+ * quantizing them to 8 bits for quantized weights - or nothing, when the previous product that
+ * packed any multiplied the same input the same way (Q, K and V; gate and up). Phase 2: each
+ * thread takes a share of the weight panels; it packs a panel into its own slice of the work
+ * buffer and multiplies it with every activation group of every batch matrix that uses it
+ * (grouped-query broadcast included). Formats and kernels: matmul.h. */
 #include "cpu_internal.h"
 #include "matmul.h"
 #include <ggtk/inf_quant.h>
