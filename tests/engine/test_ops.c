@@ -277,6 +277,23 @@ TEST(test_cpy_converts_every_layout_into_float_rows)
             }
 }
 
+/* cpy element by element (a destination row length no source row divides) into a 4-D
+ * destination: the walk carries from each dimension into the next, up to the last. */
+TEST(test_cpy_element_walk_crosses_every_destination_dimension)
+{
+    test_rng rng = {37};
+    for (int layout = 0; layout < LAYOUT_COUNT; layout++) {
+        inf_context *ctx = data_context(4);
+        inf_tensor *src = input(ctx, &rng, (int64_t[]){7, 6, 2, 1}, (enum layout)layout);
+        inf_tensor *dst = inf_tensor_new_4d(ctx, GGTK_TENSOR_F32, 4, 3, 1, 7);
+        CHECK(compute_graph(ctx, inf_cpy(ctx, src, dst), 2) == GGTK_OK);
+        float *want = ref_dense(src);
+        CHECK_MSG(compare_with(dst, want, 0, 0) == 0, "layout %d: the copy differs", layout);
+        free(want);
+        inf_context_free(ctx);
+    }
+}
+
 TEST(test_silu_swiglu_soft_max_match_reference_at_every_simd_level)
 {
     test_rng rng = {29};

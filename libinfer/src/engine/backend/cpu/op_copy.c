@@ -61,26 +61,26 @@ static bool convert_strided_f32(const char *src, size_t stride, ggtk_tensor_type
     return true;
 }
 
+/* The coordinates d[0..3] of element k of t in row-major order. */
+static void linear_coords(const inf_tensor *t, int64_t k, int64_t d[4])
+{
+    for (int i = 0; i < 4; i++) {
+        d[i] = k % t->ne[i];
+        k /= t->ne[i];
+    }
+}
+
 /* Element by element, for the layouts the row converters do not take: the source row starting
  * at `from` goes to the destination elements from linear index k on. */
 static void copy_row_elements(const inf_tensor *src, const char *from, inf_tensor *node, int64_t k)
 {
-    int64_t d0 = k % node->ne[0], d1 = k / node->ne[0] % node->ne[1];
-    int64_t d2 = k / (node->ne[0] * node->ne[1]) % node->ne[2];
-    int64_t d3 = k / (node->ne[0] * node->ne[1] * node->ne[2]);
+    int64_t d[4];
+    linear_coords(node, k, d);
     for (int64_t i = 0; i < src->ne[0]; i++) {
         float v = quant_load_float(src->type, from + i * src->nb[0]);
-        store_float(node->type, inf_tensor_element(node, d0, d1, d2, d3), v);
-        if (++d0 == node->ne[0]) {
-            d0 = 0;
-            if (++d1 == node->ne[1]) {
-                d1 = 0;
-                if (++d2 == node->ne[2]) {
-                    d2 = 0;
-                    d3++;
-                }
-            }
-        }
+        store_float(node->type, inf_tensor_element(node, d[0], d[1], d[2], d[3]), v);
+        for (int c = 0; ++d[c] == node->ne[c] && c < 3; c++) /* carry into the next dimension */
+            d[c] = 0;
     }
 }
 
@@ -97,14 +97,13 @@ void cpu_copy_compute(const cpu_params *p, inf_tensor *node)
     int64_t begin, end;
     cpu_split(inf_tensor_nrows(src), p, &begin, &end);
     for (int64_t r = begin; r < end; r++) {
-        const int64_t s1 = r % src->ne[1], s2 = r / src->ne[1] % src->ne[2];
-        const int64_t s3 = r / (src->ne[1] * src->ne[2]);
-        const char *from = (const char *)inf_tensor_element(src, 0, s1, s2, s3);
         const int64_t k = r * ne0;
+        int64_t s[4], d[4];
+        linear_coords(src, k, s);
+        const char *from = (const char *)inf_tensor_element(src, 0, s[1], s[2], s[3]);
         if (dst_stretch) {
-            const int64_t d1 = k / node->ne[0] % node->ne[1], d2 = k / (node->ne[0] * node->ne[1]) % node->ne[2];
-            const int64_t d3 = k / (node->ne[0] * node->ne[1] * node->ne[2]);
-            char *to = inf_tensor_element(node, k % node->ne[0], d1, d2, d3);
+            linear_coords(node, k, d);
+            char *to = inf_tensor_element(node, d[0], d[1], d[2], d[3]);
             if (src->nb[0] == src_esize ? convert_row_fast(src->type, from, node->type, to, ne0)
                 : src->type == GGTK_TENSOR_F32 && convert_strided_f32(from, src->nb[0], node->type, to, ne0))
                 continue;
