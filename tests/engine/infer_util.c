@@ -86,15 +86,24 @@ inf_context *data_context(size_t mb)
 
 ggtk_status compute_graph(inf_context *ctx, inf_tensor *out, int n_threads)
 {
+    return compute_graph_outputs(ctx, &out, 1, n_threads);
+}
+
+ggtk_status compute_graph_outputs(inf_context *ctx, inf_tensor *const *outs, int n, int n_threads)
+{
     inf_graph *graph = inf_graph_new(ctx, 256);
-    if (!graph || !out)
+    if (!graph)
         return GGTK_ERR_INVALID;
-    ggtk_status st = inf_graph_expand(graph, out, NULL);
-    if (st != GGTK_OK)
-        return st;
+    for (int i = 0; i < n; i++) {
+        if (!outs[i])
+            return GGTK_ERR_INVALID;
+        ggtk_status st = inf_graph_expand(graph, outs[i], NULL);
+        if (st != GGTK_OK)
+            return st;
+    }
     inf_backend *backend = inf_backend_cpu_new(n_threads);
     ggtk_error err;
-    st = inf_backend_compute(backend, graph, &err);
+    ggtk_status st = inf_backend_compute(backend, graph, &err);
     if (st != GGTK_OK)
         fprintf(stderr, "    compute: %s\n", err.message);
     inf_backend_free(backend);

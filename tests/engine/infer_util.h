@@ -40,6 +40,10 @@ inf_context *data_context(size_t mb);
  * Returns the status; on failure the backend's message is printed. */
 ggtk_status compute_graph(inf_context *ctx, inf_tensor *out, int n_threads);
 
+/* compute_graph() of the n tensors outs[0..n), expanded in turn: the graph runs what each one
+ * adds after what the ones before it added. */
+ggtk_status compute_graph_outputs(inf_context *ctx, inf_tensor *const *outs, int n, int n_threads);
+
 /* Largest |a - b| / (atol + rtol * |b|) over the elements of `t` against `expected`, a dense
  * [ne3][ne2][ne1][ne0] array. <= 1 means within tolerance. */
 double compare_with(const inf_tensor *t, const float *expected, double atol, double rtol);

@@ -22,21 +22,6 @@ static inf_tensor *input_node(inf_context *ctx, inf_tensor *x_leaf)
     return inf_scale(ctx, x_leaf, 0.5f); /* a node of the graph, not a view */
 }
 
-static bool compute(inf_context *ctx, inf_tensor *const *outs, int n, int threads)
-{
-    inf_graph *graph = inf_graph_new(ctx, 256);
-    for (int i = 0; i < n; i++) /* expanded in turn: the graph runs them in this order */
-        if (!graph || !outs[i] || inf_graph_expand(graph, outs[i], NULL) != GGTK_OK)
-            return false;
-    inf_backend *backend = inf_backend_cpu_new(threads);
-    ggtk_error err;
-    const ggtk_status st = inf_backend_compute(backend, graph, &err);
-    if (st != GGTK_OK)
-        fprintf(stderr, "    compute: %s\n", err.message);
-    inf_backend_free(backend);
-    return st == GGTK_OK;
-}
-
 static void check_level(inf_simd_level level, int threads)
 {
     test_rng rng = {77 + (uint64_t)level};
@@ -63,12 +48,12 @@ static void check_level(inf_simd_level level, int threads)
         if (i == 0)
             outs[n++] = inf_rope(ctx, heads, pos, HEAD, INF_ROPE_NORMAL, 10000.0f, 1.0f);
     }
-    CHECK(compute(ctx, outs, n, threads));
+    CHECK(compute_graph_outputs(ctx, outs, n, threads) == GGTK_OK);
 
     int at = 0;
     for (int i = 0; i < N_PRODUCTS; i++, at++) {
         inf_tensor *alone = inf_mul_mat(ctx, w[i], input_node(ctx, x_leaf));
-        CHECK(compute(ctx, &alone, 1, threads));
+        CHECK(compute_graph(ctx, alone, threads) == GGTK_OK);
         CHECK_MSG(memcmp(outs[at]->data, alone->data, inf_tensor_nbytes(alone)) == 0,
                   "%s, %d threads: product %d (%s) differs from the same product alone",
                   inf_simd_level_name(level), threads, i, ggtk_tensor_type_info_get(order[i])->name);
@@ -96,9 +81,9 @@ static void check_written_between(inf_simd_level level, int threads, bool throug
         inf_cpy(ctx, fresh, inf_view_2d(ctx, cache, K, N, cache->nb[1], 0)),
         inf_mul_mat(ctx, w, x),
     };
-    CHECK(compute(ctx, outs, 3, threads));
+    CHECK(compute_graph_outputs(ctx, outs, 3, threads) == GGTK_OK);
     inf_tensor *alone = inf_mul_mat(ctx, w, cache); /* with the copied values */
-    CHECK(compute(ctx, &alone, 1, threads));
+    CHECK(compute_graph(ctx, alone, threads) == GGTK_OK);
     CHECK_MSG(memcmp(outs[2]->data, alone->data, inf_tensor_nbytes(alone)) == 0,
               "%s, %d threads: the product of the %s after the copy used the values before it",
               inf_simd_level_name(level), threads, through_view ? "view" : "leaf");
