@@ -18,6 +18,8 @@
 #include <ggtk/inf_ops.h>
 #include <ggtk/inf_quant.h>
 
+#include "bench_list.h"
+
 enum { COPIES = 8 };
 
 static double now(void)
@@ -89,17 +91,6 @@ static bool time_case(inf_backend *cuda, ggtk_tensor_type type, int64_t K, int64
     return ok;
 }
 
-/* Next comma-separated item of *list into buf; false at the end. */
-static bool next_item(const char **list, char *buf, size_t size)
-{
-    if (!**list)
-        return false;
-    size_t n = strcspn(*list, ",");
-    snprintf(buf, size, "%.*s", (int)n, *list);
-    *list += n + ((*list)[n] == ',');
-    return true;
-}
-
 int main(int argc, char **argv)
 {
     double seconds = 1.0;
@@ -127,21 +118,17 @@ int main(int argc, char **argv)
     printf("%-6s %6s %7s %5s %10s %10s %8s %8s\n", "type", "K", "M", "N", "best_us", "mean_us", "GB/s", "TOP/s");
     char type_name[32], shape[64], row_count[32];
     int status = 0;
-    for (const char *t = types; next_item(&t, type_name, sizeof type_name);) {
-        const int type = ggtk_tensor_type_from_name(type_name);
-        if (type < 0) {
-            fprintf(stderr, "bench_cuda_matmul: unknown type %s\n", type_name);
+    for (const char *t = types; bench_next_item(&t, type_name, sizeof type_name);) {
+        const int type = bench_type("bench_cuda_matmul", type_name);
+        if (type < 0)
             return 2;
-        }
-        for (const char *s = shapes; next_item(&s, shape, sizeof shape);) {
+        for (const char *s = shapes; bench_next_item(&s, shape, sizeof shape);) {
             long long K = 0, M = 0;
-            if (sscanf(shape, "%lldx%lld", &K, &M) != 2) {
-                fprintf(stderr, "bench_cuda_matmul: bad shape %s (expected KxM)\n", shape);
+            if (!bench_shape("bench_cuda_matmul", shape, &K, &M))
                 return 2;
-            }
             if (K % ggtk_tensor_type_info_get((ggtk_tensor_type)type)->block_size != 0)
                 continue;
-            for (const char *r = rows; next_item(&r, row_count, sizeof row_count);) {
+            for (const char *r = rows; bench_next_item(&r, row_count, sizeof row_count);) {
                 const long long N = atoll(row_count);
                 double best, mean;
                 if (!time_case(cuda, (ggtk_tensor_type)type, K, M, N, seconds, &best, &mean)) {

@@ -20,6 +20,8 @@
 #include <ggtk/inf_ops.h>
 #include <ggtk/inf_quant.h>
 
+#include "bench_list.h"
+
 static double clock_seconds(clockid_t clock)
 {
     struct timespec ts;
@@ -125,17 +127,6 @@ static void time_case(ggtk_tensor_type type, int64_t K, int64_t M, int64_t N, in
     *best_cpu_ms = best_cpu;
 }
 
-/* Next comma-separated item of *list into buf; false at the end. */
-static bool next_item(const char **list, char *buf, size_t size)
-{
-    if (!**list)
-        return false;
-    size_t n = strcspn(*list, ",");
-    snprintf(buf, size, "%.*s", (int)n, *list);
-    *list += n + ((*list)[n] == ',');
-    return true;
-}
-
 int main(int argc, char **argv)
 {
     int64_t N = 512;
@@ -159,24 +150,20 @@ int main(int argc, char **argv)
     printf("%-6s %-7s %6s %6s %5s %9s %9s %9s %9s %9s\n", "type", "level", "K", "M", "N", "best_ms",
            "mean_ms", "G/s_best", "G/s_mean", "cpu_ms");
     char level_name[32], type_name[32], shape[64];
-    for (const char *l = levels; next_item(&l, level_name, sizeof level_name);) {
+    for (const char *l = levels; bench_next_item(&l, level_name, sizeof level_name);) {
         int level = inf_simd_level_from_name(level_name);
         if (level < 0 || inf_simd_force((inf_simd_level)level) != (inf_simd_level)level) {
             printf("(level %s not available on this CPU)\n", level_name);
             continue;
         }
-        for (const char *t = types; next_item(&t, type_name, sizeof type_name);) {
-            int type = ggtk_tensor_type_from_name(type_name);
-            if (type < 0) {
-                fprintf(stderr, "bench_matmul: unknown type %s\n", type_name);
+        for (const char *t = types; bench_next_item(&t, type_name, sizeof type_name);) {
+            const int type = bench_type("bench_matmul", type_name);
+            if (type < 0)
                 return 2;
-            }
-            for (const char *s = shapes; next_item(&s, shape, sizeof shape);) {
+            for (const char *s = shapes; bench_next_item(&s, shape, sizeof shape);) {
                 long long K = 0, M = 0;
-                if (sscanf(shape, "%lldx%lld", &K, &M) != 2) {
-                    fprintf(stderr, "bench_matmul: bad shape %s (expected KxM)\n", shape);
+                if (!bench_shape("bench_matmul", shape, &K, &M))
                     return 2;
-                }
                 double best, mean, cpu, ops = 2.0 * (double)K * (double)M * (double)N;
                 time_case((ggtk_tensor_type)type, K, M, N, threads, seconds, &best, &mean, &cpu);
                 printf("%-6s %-7s %6lld %6lld %5lld %9.3f %9.3f %9.1f %9.1f %9.3f\n", type_name,
