@@ -8,6 +8,9 @@
 
 #include "quant_internal.h"
 
+/* A 32-element block of floats as vectors (legacy_quant_body.h names it for every level). */
+typedef __m256 avx2_block_vectors[4];
+
 static inline __m256 avx2_abs(__m256 v)
 {
     return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v);
@@ -131,6 +134,27 @@ static inline __m256i avx2_block_codes(const __m256 v[4], float id, float offset
     for (int k = 0; k < 4; k++)
         q[k] = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(v[k], vid), off));
     return avx2_pack_low_bytes(q[0], q[1], q[2], q[3]);
+}
+
+/* Codes roundf(x * id) of a block as 32 bytes, in element order (Q8_0 and Q8_1). */
+static inline __m256i avx2_block_codes_rounded(const __m256 v[4], float id)
+{
+    const __m256 vid = _mm256_set1_ps(id);
+    __m256i q[4];
+    for (int k = 0; k < 4; k++)
+        q[k] = _mm256_cvttps_epi32(avx2_round_half_away(_mm256_mul_ps(v[k], vid)));
+    return avx2_pack_low_bytes(q[0], q[1], q[2], q[3]);
+}
+
+/* The sum of 32 signed codes: 1 * code pairs to int16, then pairs of those to int32. */
+static inline int32_t avx2_code_sum(__m256i codes)
+{
+    __m256i pairs = _mm256_maddubs_epi16(_mm256_set1_epi8(1), codes);
+    __m256i quads = _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(quads), _mm256_extracti128_si256(quads, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return _mm_cvtsi128_si32(s);
 }
 
 /* As avx2_block_codes with the minimum subtracted first: trunc((x - min) * id + offset). */

@@ -6,6 +6,9 @@
 
 #include "quant_avx2.h"
 
+/* A 32-element block of floats as vectors (legacy_quant_body.h names it for every level). */
+typedef __m512 avx512_block_vectors[2];
+
 static inline void avx512_load_block(const float *x, __m512 v[2])
 {
     quant_prefetch_ahead(x);
@@ -81,6 +84,15 @@ static inline __m256i avx512_block_codes(const __m512 v[2], float id, float offs
     const __m512 vid = _mm512_set1_ps(id), off = _mm512_set1_ps(offset);
     __m512i q0 = _mm512_cvttps_epi32(_mm512_add_ps(_mm512_mul_ps(v[0], vid), off));
     __m512i q1 = _mm512_cvttps_epi32(_mm512_add_ps(_mm512_mul_ps(v[1], vid), off));
+    return avx512_low_bytes(q0, q1);
+}
+
+/* roundf(x * id) of a block as 32 bytes (Q8_0 and Q8_1). */
+static inline __m256i avx512_block_codes_rounded(const __m512 v[2], float id)
+{
+    const __m512 vid = _mm512_set1_ps(id);
+    __m512i q0 = _mm512_cvttps_epi32(avx512_round_half_away(_mm512_mul_ps(v[0], vid)));
+    __m512i q1 = _mm512_cvttps_epi32(avx512_round_half_away(_mm512_mul_ps(v[1], vid)));
     return avx512_low_bytes(q0, q1);
 }
 
