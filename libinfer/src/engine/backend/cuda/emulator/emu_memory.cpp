@@ -55,6 +55,14 @@ std::map<uintptr_t, region>::iterator find_region(const void *p, size_t size)
     return it;
 }
 
+/* The region of `kind` that starts at p, or regions.end(): what a free or an unregister must be
+ * given. Caller holds memory_mutex. */
+std::map<uintptr_t, region>::iterator region_starting_at(const void *p, region_kind kind)
+{
+    auto it = regions.find(reinterpret_cast<uintptr_t>(p));
+    return it != regions.end() && it->second.kind == kind ? it : regions.end();
+}
+
 bool is_device(const void *p, size_t size)
 {
     auto it = find_region(p, size);
@@ -248,8 +256,8 @@ cudaError_t cudaFree(void *ptr)
     if (!ptr)
         return cudaSuccess;
     std::lock_guard<std::mutex> lock(emu::memory_mutex);
-    auto it = emu::regions.find(reinterpret_cast<uintptr_t>(ptr));
-    if (it == emu::regions.end() || it->second.kind != emu::DEVICE)
+    auto it = emu::region_starting_at(ptr, emu::DEVICE);
+    if (it == emu::regions.end())
         return result(cudaErrorInvalidValue);
     emu::device_bytes_live[it->second.device] -= it->second.charged;
     emu::retire_mapping(it->second.map, it->second.map_size);
@@ -315,8 +323,8 @@ cudaError_t cudaFreeHost(void *ptr)
     if (!ptr)
         return cudaSuccess;
     std::lock_guard<std::mutex> lock(emu::memory_mutex);
-    auto it = emu::regions.find(reinterpret_cast<uintptr_t>(ptr));
-    if (it == emu::regions.end() || it->second.kind != emu::PINNED)
+    auto it = emu::region_starting_at(ptr, emu::PINNED);
+    if (it == emu::regions.end())
         return result(cudaErrorInvalidValue);
     emu::regions.erase(it);
     free(ptr);
@@ -345,8 +353,8 @@ cudaError_t cudaHostUnregister(void *ptr)
     if (init != cudaSuccess)
         return result(init);
     std::lock_guard<std::mutex> lock(emu::memory_mutex);
-    auto it = emu::regions.find(reinterpret_cast<uintptr_t>(ptr));
-    if (it == emu::regions.end() || it->second.kind != emu::REGISTERED)
+    auto it = emu::region_starting_at(ptr, emu::REGISTERED);
+    if (it == emu::regions.end())
         return result(cudaErrorHostMemoryNotRegistered);
     emu::regions.erase(it);
     return cudaSuccess;
