@@ -22,6 +22,19 @@ struct inf_backend {
     void *impl;
 };
 
+/* Who watches a graph's nodes, and which: a compute call's filter, observer and user. */
+typedef struct inf_node_watch {
+    inf_node_filter filter;
+    inf_node_observer observer;
+    void *user;
+} inf_node_watch;
+
+/* Whether the observer is to be called after `node`. */
+static inline bool inf_node_watched(const inf_node_watch *watch, const inf_tensor *node)
+{
+    return watch->observer && (!watch->filter || watch->filter(node, watch->user));
+}
+
 /* inf_backend_alloc_buffer() with the backend's reason for a failure (a device's free memory). */
 inf_buffer *inf_backend_alloc_buffer_checked(inf_backend *backend, size_t size, ggtk_error *err);
 

@@ -110,24 +110,12 @@ static ggtk_status grow_work(inf_backend *backend, size_t size, ggtk_error *err)
     return GGTK_OK;
 }
 
-/* Who watches the nodes, and which. */
-typedef struct node_watch {
-    inf_node_filter filter;
-    inf_node_observer observer;
-    void *user;
-} node_watch;
-
-static bool watched(const node_watch *watch, const inf_tensor *node)
-{
-    return watch->observer && (!watch->filter || watch->filter(node, watch->user));
-}
-
 /* Run the nodes. Every thread walks the same list; after each node a barrier, then, for a
  * watched node, the observer (thread 0, the others waiting at a second barrier), then a check of
  * where the compute must stop. Failures record the node index, so a thread already inside the
  * next node cannot make its slower peers stop at a different one. */
 static void run_nodes(cpu_backend *cpu, const inf_graph *graph, int n_threads, size_t mm_offset,
-                      const node_watch *watch, cpu_failure *failure)
+                      const inf_node_watch *watch, cpu_failure *failure)
 {
     const int n_nodes = inf_graph_n_nodes(graph);
     cpu_packed_act packed_act = {NULL, NULL, NULL};
@@ -154,7 +142,7 @@ static void run_nodes(cpu_backend *cpu, const inf_graph *graph, int n_threads, s
                 cpu_ops[node->op].compute(&p, node);
                 cpu_barrier(&p);
             }
-            if (watched(watch, node)) {
+            if (inf_node_watched(watch, node)) {
                 if (p.ith == 0 && !watch->observer(graph, i, watch->user))
                     atomic_store(&stop_after, i);
                 cpu_barrier(&p);
@@ -177,7 +165,7 @@ static ggtk_status cpu_compute(inf_backend *backend, const inf_graph *graph,
     if (st != GGTK_OK)
         return st;
     cpu_failure failure = {.node = INT_MAX};
-    const node_watch watch = {filter, observer, user};
+    const inf_node_watch watch = {filter, observer, user};
     run_nodes(cpu, graph, thread_count(cpu), mm_offset, &watch, &failure);
     if (atomic_load(&failure.node) != INT_MAX) {
         int node = atomic_load(&failure.node);

@@ -120,18 +120,6 @@ static ggtk_status report_copy_failure(cuda_ctx *ctx, ggtk_error *err)
                           reason_of(failure.message));
 }
 
-/* Who watches the nodes, and which. */
-typedef struct node_watch {
-    inf_node_filter filter;
-    inf_node_observer observer;
-    void *user;
-} node_watch;
-
-static bool watched(const node_watch *watch, const inf_tensor *node)
-{
-    return watch->observer && (!watch->filter || watch->filter(node, watch->user));
-}
-
 /* With INF_CUDA_SYNC=1 the stream is waited for after every node, so that an asynchronous kernel
  * failure names its node (slow: for debugging). */
 static bool sync_every_node(void)
@@ -167,13 +155,13 @@ static ggtk_status cuda_compute(inf_backend *backend, const inf_graph *graph,
     if (st != GGTK_OK)
         return st;
     CUDA_TRY(cudaSetDevice(ctx->device), err);
-    const node_watch watch = {filter, observer, user};
+    const inf_node_watch watch = {filter, observer, user};
     const bool sync_each = sync_every_node();
     const int n_nodes = inf_graph_n_nodes(graph);
     int last_waited = -1; /* the stream was empty after this node */
     for (int i = 0; i < n_nodes; i++) {
         /* An observer reads the node's result: it must be there. */
-        const bool observe = watched(&watch, inf_graph_node(graph, i));
+        const bool observe = inf_node_watched(&watch, inf_graph_node(graph, i));
         st = run_node(ctx, graph, i, sync_each || observe, err);
         if (st != GGTK_OK)
             return st;
