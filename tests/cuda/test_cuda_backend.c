@@ -162,17 +162,30 @@ static bool count_call(const inf_graph *graph, int node_index, void *user)
     return true;
 }
 
+/* The graph of two views of a 4 x 6 F32 tensor *x: a 4x3x2 reshape and its transpose *v, with
+ * ctx's tensors in a buffer of `cuda`'s (*buffer, NULL with err set on failure). */
+static inf_graph *views_graph(inf_backend *cuda, inf_context *ctx, inf_tensor **x, inf_tensor **v,
+                              inf_buffer **buffer, ggtk_error *err)
+{
+    *x = inf_tensor_new_2d(ctx, GGTK_TENSOR_F32, 4, 6);
+    *v = inf_transpose(ctx, inf_reshape_3d(ctx, *x, 4, 3, 2));
+    inf_graph *graph = inf_graph_new(ctx, 64);
+    *buffer = NULL;
+    if (!*v || !graph || inf_graph_expand(graph, *v, NULL) != GGTK_OK)
+        return NULL;
+    *buffer = inf_backend_alloc_context_tensors(cuda, ctx, err);
+    return graph;
+}
+
 TEST(test_cuda_compute_runs_a_graph_of_views_and_calls_the_observer)
 {
     inf_backend *cuda = cuda_test_backend();
     inf_context *ctx = meta_context();
-    inf_tensor *x = inf_tensor_new_2d(ctx, GGTK_TENSOR_F32, 4, 6);
-    inf_tensor *v = inf_transpose(ctx, inf_reshape_3d(ctx, x, 4, 3, 2));
-    inf_graph *graph = inf_graph_new(ctx, 64);
-    CHECK(v && graph && inf_graph_expand(graph, v, NULL) == GGTK_OK);
-    ggtk_error err;
-    inf_buffer *buffer = inf_backend_alloc_context_tensors(cuda, ctx, &err);
-    CHECK_MSG(buffer, "%s", err.message);
+    inf_tensor *x, *v;
+    inf_buffer *buffer;
+    ggtk_error err = {0};
+    inf_graph *graph = views_graph(cuda, ctx, &x, &v, &buffer, &err);
+    CHECK_MSG(graph && buffer, "%s", err.message);
     int calls = 0;
     CHECK_MSG(inf_backend_compute_observed(cuda, graph, count_call, &calls, &err) == GGTK_OK, "%s",
               err.message);
@@ -199,13 +212,11 @@ TEST(test_cuda_compute_observer_can_stop_and_filter_picks_nodes)
 {
     inf_backend *cuda = cuda_test_backend();
     inf_context *ctx = meta_context();
-    inf_tensor *x = inf_tensor_new_2d(ctx, GGTK_TENSOR_F32, 4, 6);
-    inf_tensor *v = inf_transpose(ctx, inf_reshape_3d(ctx, x, 4, 3, 2));
-    inf_graph *graph = inf_graph_new(ctx, 64);
-    CHECK(v && graph && inf_graph_expand(graph, v, NULL) == GGTK_OK);
-    ggtk_error err;
-    inf_buffer *buffer = inf_backend_alloc_context_tensors(cuda, ctx, &err);
-    CHECK_MSG(buffer, "%s", err.message);
+    inf_tensor *x, *v;
+    inf_buffer *buffer;
+    ggtk_error err = {0};
+    inf_graph *graph = views_graph(cuda, ctx, &x, &v, &buffer, &err);
+    CHECK_MSG(graph && buffer, "%s", err.message);
     int last = -1;
     CHECK(inf_backend_compute_observed(cuda, graph, stop_after_first, &last, &err) == GGTK_OK);
     CHECK(last == 0);
