@@ -56,84 +56,97 @@ static inf_tensor *find_node(const inf_graph *graph, const char *name)
     return NULL;
 }
 
+/* Backend 0 a picky backend refusing `refused` (INF_OP_COUNT: none) that owns the layer-1 weights
+ * and is declared their backend, backend 1 a plain CPU backend; the weights of `seed` and their
+ * graph built. */
+typedef struct picky_first {
+    mlp_weights w;
+    inf_backend *cpu0, *backends[2];
+    inf_sched *sched;
+    mlp_graph g;
+} picky_first;
+
+/* False (err set when the scheduler refused) when any step fails; close in every case. */
+static bool picky_first_open(picky_first *t, uint64_t seed, inf_op refused, ggtk_error *err)
+{
+    memset(t, 0, sizeof *t);
+    if (!mlp_weights_new(&t->w, seed))
+        return false;
+    t->cpu0 = inf_backend_cpu_new(1);
+    t->backends[0] = picky_backend_new(t->cpu0, refused);
+    t->backends[1] = inf_backend_cpu_new(1);
+    t->sched = inf_sched_new(t->backends, 2, err);
+    return t->sched && picky_backend_own(t->backends[0], t->w.buffers[1]) &&
+           inf_sched_set_buffer_backend(t->sched, t->w.buffers[1], 0, err) == GGTK_OK &&
+           mlp_graph_build(&t->g, &t->w);
+}
+
+static void picky_first_close(picky_first *t)
+{
+    inf_sched_free(t->sched);
+    inf_context_free(t->g.ctx);
+    inf_backend_free(t->backends[0]);
+    inf_backend_free(t->backends[1]);
+    inf_backend_free(t->cpu0);
+    mlp_weights_free(&t->w);
+}
+
 TEST(test_sched_two_backends_match_one_bit_for_bit_with_the_predicted_splits)
 {
-    mlp_weights w;
-    float want[LOGITS], got[LOGITS];
-    CHECK(mlp_weights_new(&w, 7) && reference_logits(&w, want));
     /* Backend 0 computes only on its own memory, as a device backend does. */
-    inf_backend *cpu0 = inf_backend_cpu_new(1);
-    inf_backend *backends[2] = {picky_backend_new(cpu0, INF_OP_COUNT), inf_backend_cpu_new(1)};
-    CHECK(picky_backend_own(backends[0], w.buffers[1]));
+    picky_first t;
     ggtk_error err = {0};
-    inf_sched *sched = inf_sched_new(backends, 2, &err);
-    CHECK_MSG(sched, "%s", err.message);
-    CHECK(inf_sched_set_buffer_backend(sched, w.buffers[1], 0, NULL) == GGTK_OK);
-    mlp_graph g;
-    CHECK(mlp_graph_build(&g, &w));
-    CHECK_MSG(sched_logits(sched, &g, got, &err) == GGTK_OK, "%s", err.message);
+    CHECK_MSG(picky_first_open(&t, 7, INF_OP_COUNT, &err), "%s", err.message);
+    inf_sched *sched = t.sched;
+    const mlp_graph *g = &t.g;
+    float want[LOGITS], got[LOGITS];
+    CHECK(reference_logits(&t.w, want));
+    CHECK_MSG(sched_logits(sched, &t.g, got, &err) == GGTK_OK, "%s", err.message);
     CHECK_MSG(memcmp(got, want, sizeof want) == 0, "split logits differ from one backend's");
 
     /* Layer 0 and the output matrix on the fallback; layer 1 (and the residual add between the
      * layers, which no weight places, spread backward from layer 1) on backend 0. */
     inf_sched_stats st = inf_sched_get_stats(sched);
     CHECK_MSG(st.n_splits == 3, "%d splits", st.n_splits);
-    CHECK(inf_sched_node_backend(sched, find_node(g.graph, "kq_soft_max.0")) == 1);
-    CHECK(inf_sched_node_backend(sched, find_node(g.graph, "kq_soft_max.1")) == 0);
-    CHECK(inf_sched_node_backend(sched, find_node(g.graph, "layer_out.0")) == 0);
-    CHECK(inf_sched_node_backend(sched, g.logits) == 1);
-    CHECK(inf_sched_node_backend(sched, g.x) == 1);
+    CHECK(inf_sched_node_backend(sched, find_node(g->graph, "kq_soft_max.0")) == 1);
+    CHECK(inf_sched_node_backend(sched, find_node(g->graph, "kq_soft_max.1")) == 0);
+    CHECK(inf_sched_node_backend(sched, find_node(g->graph, "layer_out.0")) == 0);
+    CHECK(inf_sched_node_backend(sched, g->logits) == 1);
+    CHECK(inf_sched_node_backend(sched, g->x) == 1);
     /* Copied: the two inputs of layer_out.0 into backend 0, the normed output into backend 1. */
     CHECK_MSG(st.n_copies == 3 && st.copy_bytes == 3 * MLP_EMBD * MLP_TOKENS * sizeof(float),
               "%d copies, %zu bytes", st.n_copies, st.copy_bytes);
     inf_sched_split split;
     CHECK(inf_sched_get_split(sched, 1, &split, NULL) == GGTK_OK);
     CHECK(split.backend == 0 && split.n_copies == 2 &&
-          inf_graph_node(g.graph, split.first_node) == find_node(g.graph, "layer_out.0"));
+          inf_graph_node(g->graph, split.first_node) == find_node(g->graph, "layer_out.0"));
     CHECK(inf_sched_get_split(sched, 3, &split, &err) == GGTK_ERR_USAGE);
-    CHECK(st.n_nodes[0] + st.n_nodes[1] == inf_graph_n_nodes(g.graph));
+    CHECK(st.n_nodes[0] + st.n_nodes[1] == inf_graph_n_nodes(g->graph));
 
     /* Scheduling the same graph again (memory already given) and with poisoned releases gives
      * the same bits. */
     inf_sched_set_poison(sched, 0xff);
     memset(got, 0, sizeof got);
-    CHECK_MSG(sched_logits(sched, &g, got, &err) == GGTK_OK, "%s", err.message);
+    CHECK_MSG(sched_logits(sched, &t.g, got, &err) == GGTK_OK, "%s", err.message);
     CHECK_MSG(memcmp(got, want, sizeof want) == 0, "poisoned run differs");
     CHECK(inf_sched_get_stats(sched).n_splits == 3);
-
-    inf_sched_free(sched);
-    inf_context_free(g.ctx);
-    inf_backend_free(backends[0]);
-    inf_backend_free(backends[1]);
-    inf_backend_free(cpu0);
-    mlp_weights_free(&w);
+    picky_first_close(&t);
 }
 
 TEST(test_sched_refused_op_falls_back_to_the_next_backend)
 {
-    mlp_weights w;
-    float want[LOGITS], got[LOGITS];
-    CHECK(mlp_weights_new(&w, 11) && reference_logits(&w, want));
-    inf_backend *cpu0 = inf_backend_cpu_new(1);
-    inf_backend *backends[2] = {picky_backend_new(cpu0, INF_OP_SOFT_MAX), inf_backend_cpu_new(1)};
-    inf_sched *sched = inf_sched_new(backends, 2, NULL);
-    CHECK(sched && inf_sched_set_buffer_backend(sched, w.buffers[1], 0, NULL) == GGTK_OK &&
-          picky_backend_own(backends[0], w.buffers[1]));
-    mlp_graph g;
+    picky_first t;
     ggtk_error err = {0};
-    CHECK(mlp_graph_build(&g, &w));
-    CHECK_MSG(sched_logits(sched, &g, got, &err) == GGTK_OK, "%s", err.message);
+    CHECK_MSG(picky_first_open(&t, 11, INF_OP_SOFT_MAX, &err), "%s", err.message);
+    float want[LOGITS], got[LOGITS];
+    CHECK(reference_logits(&t.w, want));
+    CHECK_MSG(sched_logits(t.sched, &t.g, got, &err) == GGTK_OK, "%s", err.message);
     CHECK_MSG(memcmp(got, want, sizeof want) == 0, "logits differ");
-    CHECK(inf_sched_node_backend(sched, find_node(g.graph, "kq_soft_max.1")) == 1);
+    CHECK(inf_sched_node_backend(t.sched, find_node(t.g.graph, "kq_soft_max.1")) == 1);
     /* Layer 1 is cut around its softmax: fallback, 0, 1 (softmax), 0, 1 (output). */
-    inf_sched_stats st = inf_sched_get_stats(sched);
+    inf_sched_stats st = inf_sched_get_stats(t.sched);
     CHECK_MSG(st.n_splits == 5, "%d splits", st.n_splits);
-    inf_sched_free(sched);
-    inf_context_free(g.ctx);
-    inf_backend_free(backends[0]);
-    inf_backend_free(backends[1]);
-    inf_backend_free(cpu0);
-    mlp_weights_free(&w);
+    picky_first_close(&t);
 }
 
 TEST(test_sched_node_no_backend_supports_is_one_line_naming_it)
