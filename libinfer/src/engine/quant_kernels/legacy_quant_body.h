@@ -32,17 +32,29 @@ BLOCK_STEP bool load_finite_block(const float *src, LEVEL(block_vectors) v, void
     return false;
 }
 
+/* Q4_0 and Q5_0: the scale (the first element of largest magnitude) / -half into *d, the codes
+ * trunc(x / scale + half + 0.5) into *codes (NaN marker stored instead, and false returned, for a
+ * non-finite block). half: 8 or 16, the code of 0. */
+BLOCK_STEP bool quantize_block_signed(const float *src, void *out, size_t bytes, float half,
+                                      inf_fp16 *d, __m256i *codes)
+{
+    LEVEL(block_vectors) v;
+    uint32_t amax;
+    if (!load_finite_block(src, v, out, bytes, 1, &amax))
+        return false;
+    const float scale = LEVEL(block_signed_max)(src, v, amax) / -half;
+    *d = quant_fp32_to_fp16(scale);
+    *codes = LEVEL(block_codes)(v, quant_inverse_scale(scale), half + 0.5f);
+    return true;
+}
+
 void KERNEL(inf_q4_0_from_float)(const float *src, void *dst, int64_t n)
 {
     block_q4_0 *out = dst;
     for (int64_t b = 0; b < n / QUANT_BLOCK; b++, src += QUANT_BLOCK) {
-        LEVEL(block_vectors) v;
-        uint32_t amax;
-        if (!load_finite_block(src, v, &out[b], sizeof out[b], 1, &amax))
-            continue;
-        const float d = LEVEL(block_signed_max)(src, v, amax) / -8;
-        out[b].d = quant_fp32_to_fp16(d);
-        avx2_store_q4(LEVEL(block_codes)(v, quant_inverse_scale(d), 8.5f), out[b].qs);
+        __m256i codes;
+        if (quantize_block_signed(src, &out[b], sizeof out[b], 8, &out[b].d, &codes))
+            avx2_store_q4(codes, out[b].qs);
     }
 }
 
@@ -96,15 +108,10 @@ void KERNEL(inf_q5_0_from_float)(const float *src, void *dst, int64_t n)
 {
     block_q5_0 *out = dst;
     for (int64_t b = 0; b < n / QUANT_BLOCK; b++, src += QUANT_BLOCK) {
-        LEVEL(block_vectors) v;
-        uint32_t amax;
-        if (!load_finite_block(src, v, &out[b], sizeof out[b], 1, &amax))
-            continue;
-        const float d = LEVEL(block_signed_max)(src, v, amax) / -16;
-        out[b].d = quant_fp32_to_fp16(d);
+        __m256i codes;
         /* MIN(31, (int8_t)code) of the reference: a signed byte minimum */
-        __m256i codes = LEVEL(block_codes)(v, quant_inverse_scale(d), 16.5f);
-        avx2_store_q5(_mm256_min_epi8(codes, _mm256_set1_epi8(31)), out[b].qs, out[b].qh);
+        if (quantize_block_signed(src, &out[b], sizeof out[b], 16, &out[b].d, &codes))
+            avx2_store_q5(_mm256_min_epi8(codes, _mm256_set1_epi8(31)), out[b].qs, out[b].qh);
     }
 }
 
