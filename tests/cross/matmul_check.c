@@ -1,7 +1,8 @@
 /* matmul_check.c - the NEON matrix-product kernels against the scalar ones under qemu (part of
  * neon_check). The CPU backend's driver needs the whole engine, so this file drives the kernels
  * itself the way op_mul_mat.c does: activations quantized to the format the weight type meets
- * and packed in groups, weight panels packed a reduction chunk at a time, later chunks added.
+ * and packed in groups, weight panels packed a reduction chunk at a time, later chunks added
+ * (codes of one byte: neither level widens them, see mm_kernels.wide_q8_0).
  * The integer path must give the same floats bit for bit at both levels; the float path (fused
  * at NEON, not in the scalar reference) must stay within a rounding bound. */
 #include <inttypes.h>
@@ -72,7 +73,7 @@ static void pack_act_row(const mm_weight_format *f, const float *x, int64_t K, i
                          int j)
 {
     const int64_t nb = K / MM_BLOCK;
-    const size_t bytes = mm_act_block_bytes(g, f->subs);
+    const size_t bytes = mm_act_block_bytes(g, f->subs, 1);
     void *q = malloc((size_t)nb * sizeof(block_q8_1) + sizeof(block_q8_K) * (size_t)(K / QUANT_KBLOCK + 1));
     if (f->act == MM_ACT_Q8_K) {
         inf_quantize_row(GGTK_TENSOR_Q8_K, x, q, K);
@@ -107,7 +108,7 @@ static void product_q(const mm_kernels *k, const mm_weight_format *f, const uint
     const int64_t nb = K / MM_BLOCK, groups = (N + G - 1) / G;
     const int64_t chunks = (nb + MM_Q_CHUNK_BLOCKS - 1) / MM_Q_CHUNK_BLOCKS;
     const int64_t chunk = (nb + chunks - 1) / chunks;
-    const size_t block_bytes = mm_act_block_bytes(G, f->subs), group_bytes = (size_t)nb * block_bytes;
+    const size_t block_bytes = mm_act_block_bytes(G, f->subs, 1), group_bytes = (size_t)nb * block_bytes;
     uint8_t *act = calloc((size_t)groups, group_bytes);
     for (int64_t n = 0; n < groups * G; n++) {
         static const float zeros[4096];

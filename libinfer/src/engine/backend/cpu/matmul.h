@@ -20,7 +20,8 @@
  * Each sub-block's float work is, in this order at every level, acc = fma(isum, d * d_a, acc)
  * and for affine types acc = fma(m, s, acc), and all levels cut the reduction into the same chunks
  * (MM_Q_CHUNK_BLOCKS): every level gives identical bits. (A level may keep its own weight byte form: the packed panel is private
- * to that level's pack and gemm pair; AVX2 and NEON keep Q8_0 signed.)
+ * to that level's pack and gemm pair; NEON keeps Q8_0 signed, AVX2 widens Q8_0's codes, weights
+ * and activations, to 16 bits: see mm_kernels.wide_q8_0.)
  *
  * K types have 256-element super-blocks; Q4_K/Q5_K's 32-element sub-blocks are one block each,
  * Q6_K/Q3_K/Q2_K's 16-element sub-blocks are the two halves of a block (S = 16: two scales,
@@ -42,6 +43,8 @@
  * Packed quantized activation group, for each block b: qs 8 groups of [G rows][4 bytes], then
  *   d[G] floats, then c[subs][G] 32-bit words: for symmetric weights the int32 start value
  *   -offset * sum(a over the sub-block), for affine ones the float s of the sub-block.
+ * With 16-bit codes (mm_code_bytes 2) each code of an activation group is an int16 (the signed
+ *   code, in the same order), and a panel's qs take P*64 bytes per block (in its level's order).
  * Packed float panel: [K][P] floats. Packed float activation group: [K][G] floats.
  * Rows past the end of W or X are packed as zeros.
  *
@@ -109,10 +112,11 @@ typedef struct mm_weight_format {
 /* The integer-path format of a weight type, or NULL for types that take the float path. */
 const mm_weight_format *mm_weight_format_get(ggtk_tensor_type type);
 
-/* Bytes of one packed quantized activation block of a group of g rows with `subs` sums. */
-static inline size_t mm_act_block_bytes(int g, int subs)
+/* Bytes of one packed quantized activation block of a group of g rows with `subs` sums and
+ * codes of `code_bytes` bytes (mm_code_bytes). */
+static inline size_t mm_act_block_bytes(int g, int subs, int code_bytes)
 {
-    return (size_t)g * (MM_BLOCK + 4 + 4 * (size_t)subs);
+    return (size_t)g * (MM_BLOCK * (size_t)code_bytes + 4 + 4 * (size_t)subs);
 }
 
 /* Pack blocks [b0, b0 + n_blocks) of rows [0, rows) of quantized weights (rows start at w,
@@ -151,7 +155,18 @@ typedef struct mm_kernels {
     mm_pack_f_fn pack_f;
     mm_pack_act_f_fn pack_act_f;
     mm_gemm_f_fn gemm_f;
+    /* Q8_0 panels and activation groups hold 16-bit codes. Where the only byte product is
+     * unsigned by signed (AVX2's vpmaddubsw), signed codes on both sides cost a sign transfer
+     * per product and a correction per block, while a 16-bit product (vpmaddwd) gives as many
+     * exact 32-bit sums per multiply as the byte product and its widening did. */
+    bool wide_q8_0;
 } mm_kernels;
+
+/* Bytes per code in level k's packed panels and activation groups of format f: 1, or 2. */
+static inline int mm_code_bytes(const mm_kernels *k, const mm_weight_format *f)
+{
+    return k->wide_q8_0 && f->type == GGTK_TENSOR_Q8_0 ? 2 : 1;
+}
 
 /* Kernels of the active SIMD level (inf_simd_active(), with VNNI for the AVX-512 quantized
  * kernels). Static storage. */

@@ -239,7 +239,7 @@ static inline __attribute__((always_inline)) void gemm_q_tile(const uint8_t *qs,
         acc[j][0] = acc[j][1] = _mm512_setzero_ps();
     for (int64_t b = 0; b < n_blocks; b++) {
         const uint8_t *wq = qs + (size_t)b * P * MM_BLOCK;
-        const uint8_t *aq = act + (size_t)b * mm_act_block_bytes(GQ, subs);
+        const uint8_t *aq = act + (size_t)b * mm_act_block_bytes(GQ, subs, 1);
         const float *ad = (const float *)(aq + GQ * MM_BLOCK);
         const int32_t *ac = (const int32_t *)(ad + GQ);
 #pragma GCC unroll 2

@@ -86,7 +86,7 @@ static inline __attribute__((always_inline)) void gemm_q_tile(const uint8_t *qs,
         acc[j][0] = acc[j][1] = vdupq_n_f32(0.0f);
     for (int64_t b = 0; b < n_blocks; b++) {
         const int8_t *wq = (const int8_t *)qs + (size_t)b * P * MM_BLOCK;
-        const uint8_t *aq = act + (size_t)b * mm_act_block_bytes(GQ, subs);
+        const uint8_t *aq = act + (size_t)b * mm_act_block_bytes(GQ, subs, 1);
         const float *ad = (const float *)(aq + GQ * MM_BLOCK);
         const int32_t *ac = (const int32_t *)(ad + GQ);
         for (int s = 0; s < subs; s++) {

@@ -28,7 +28,7 @@ static void gemm_q_scalar(const mm_weight_format *f, const uint8_t *qs, const fl
     float acc[SCALAR_GQ][SCALAR_P] = {{0}};
     for (int64_t b = 0; b < n_blocks; b++) {
         const uint8_t *wq = qs + (size_t)b * P * MM_BLOCK;
-        const uint8_t *aq = act + (size_t)b * mm_act_block_bytes(G, subs);
+        const uint8_t *aq = act + (size_t)b * mm_act_block_bytes(G, subs, 1);
         const float *ad = (const float *)(aq + (size_t)G * MM_BLOCK);
         const char *ac = (const char *)(ad + G);
         for (int s = 0; s < subs; s++) {

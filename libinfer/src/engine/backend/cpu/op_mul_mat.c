@@ -19,6 +19,7 @@ typedef struct mm_plan {
     int64_t K, M, N, n_blocks, batches, groups;
     int64_t unit, chunk; /* elements per step of the reduction; steps per chunk */
     int P, G, subs;
+    int code_bytes;       /* bytes per code in panels and activation groups (mm_code_bytes) */
     size_t group_bytes;   /* one packed activation group */
     size_t act_bytes;     /* all packed activations, shared */
     size_t panel_bytes;   /* one packed weight panel, per thread */
@@ -72,6 +73,7 @@ static void make_plan(const inf_tensor *node, mm_plan *plan)
     plan->quantized = plan->format != NULL;
     plan->dequantized = !plan->quantized && !is_float_type(w->type);
     plan->subs = plan->quantized ? plan->format->subs : 1;
+    plan->code_bytes = plan->quantized ? mm_code_bytes(k, plan->format) : 1;
     plan->K = w->ne[0];
     plan->M = w->ne[1];
     plan->N = x->ne[1];
@@ -83,9 +85,9 @@ static void make_plan(const inf_tensor *node, mm_plan *plan)
     if (plan->quantized) {
         plan->unit = MM_BLOCK;
         plan->chunk = chunk_steps(plan->n_blocks, MM_Q_CHUNK_BLOCKS);
-        plan->group_bytes = (size_t)plan->n_blocks * mm_act_block_bytes(plan->G, plan->subs);
+        plan->group_bytes = (size_t)plan->n_blocks * mm_act_block_bytes(plan->G, plan->subs, plan->code_bytes);
         plan->panel_bytes = (size_t)plan->chunk * plan->P *
-                            (MM_BLOCK + 2 * (size_t)plan->subs * sizeof(float));
+                            (MM_BLOCK * (size_t)plan->code_bytes + 2 * (size_t)plan->subs * sizeof(float));
     } else {
         /* A block-quantized type is dequantized whole blocks at a time. */
         const int64_t limit = MM_F_CHUNK;
@@ -143,13 +145,30 @@ static inline int32_t code_sum(const int8_t *q, int n)
     return sum;
 }
 
-/* Scatter one row's block (codes, scale, sub-block sums) into slot j of its packed group block. */
-static inline void put_act_block(const mm_weight_format *f, int G, const int8_t *qs, float d,
-                                 float q81_s, uint8_t *blk, int j)
+/* Write one row's 32 codes into slot j of a packed group block: 4-byte groups of G rows, or
+ * with 16-bit codes 8-byte groups of four sign-extended codes. */
+static inline void put_act_codes(const int8_t *qs, int G, int code_bytes, uint8_t *blk, int j)
 {
+    if (code_bytes == 1) {
+        for (int g = 0; g < MM_BLOCK / 4; g++)
+            memcpy(blk + ((size_t)g * G + j) * 4, qs + 4 * g, 4);
+        return;
+    }
+    int16_t wide[MM_BLOCK];
+    for (int e = 0; e < MM_BLOCK; e++)
+        wide[e] = qs[e];
     for (int g = 0; g < MM_BLOCK / 4; g++)
-        memcpy(blk + ((size_t)g * G + j) * 4, qs + 4 * g, 4);
-    float *dslot = (float *)(blk + (size_t)G * MM_BLOCK);
+        memcpy(blk + ((size_t)g * G + j) * 8, wide + 4 * g, 8);
+}
+
+/* Scatter one row's block (codes, scale, sub-block sums) into slot j of its packed group block. */
+static inline void put_act_block(const mm_plan *plan, const int8_t *qs, float d, float q81_s,
+                                 uint8_t *blk, int j)
+{
+    const mm_weight_format *f = plan->format;
+    const int G = plan->G;
+    put_act_codes(qs, G, plan->code_bytes, blk, j);
+    float *dslot = (float *)(blk + (size_t)G * MM_BLOCK * plan->code_bytes);
     dslot[j] = d;
     char *words = (char *)(dslot + G);
     const int size = MM_BLOCK / f->subs;
@@ -168,12 +187,11 @@ static void pack_quantized_row(const mm_plan *plan, const float *row, void *scra
                                uint8_t *group, int j)
 {
     const mm_weight_format *f = plan->format;
-    const int G = plan->G;
-    const size_t block_bytes = mm_act_block_bytes(G, f->subs);
+    const size_t block_bytes = mm_act_block_bytes(plan->G, f->subs, plan->code_bytes);
     if (!row) {
         const int8_t zeros[MM_BLOCK] = {0};
         for (int64_t b = 0; b < plan->n_blocks; b++)
-            put_act_block(f, G, zeros, 0.0f, 0.0f, group + (size_t)b * block_bytes, j);
+            put_act_block(plan, zeros, 0.0f, 0.0f, group + (size_t)b * block_bytes, j);
         return;
     }
     if (f->act == MM_ACT_Q8_K) {
@@ -181,7 +199,7 @@ static void pack_quantized_row(const mm_plan *plan, const float *row, void *scra
         /* every block of 32 carries its super-block's scale */
         for (int64_t b = 0; b < plan->n_blocks; b++) {
             const block_q8_K *q = (const block_q8_K *)scratch + b / (QUANT_KBLOCK / MM_BLOCK);
-            put_act_block(f, G, q->qs + b % (QUANT_KBLOCK / MM_BLOCK) * MM_BLOCK, q->d, 0.0f,
+            put_act_block(plan, q->qs + b % (QUANT_KBLOCK / MM_BLOCK) * MM_BLOCK, q->d, 0.0f,
                           group + (size_t)b * block_bytes, j);
         }
         return;
@@ -190,13 +208,13 @@ static void pack_quantized_row(const mm_plan *plan, const float *row, void *scra
     if (f->act == MM_ACT_Q8_1) {
         for (int64_t b = 0; b < plan->n_blocks; b++) {
             const block_q8_1 *q = (const block_q8_1 *)scratch + b;
-            put_act_block(f, G, q->qs, quant_fp16_to_fp32(q->d), quant_fp16_to_fp32(q->s),
+            put_act_block(plan, q->qs, quant_fp16_to_fp32(q->d), quant_fp16_to_fp32(q->s),
                           group + (size_t)b * block_bytes, j);
         }
     } else {
         for (int64_t b = 0; b < plan->n_blocks; b++) {
             const block_q8_0 *q = (const block_q8_0 *)scratch + b;
-            put_act_block(f, G, q->qs, quant_fp16_to_fp32(q->d), 0.0f, group + (size_t)b * block_bytes, j);
+            put_act_block(plan, q->qs, quant_fp16_to_fp32(q->d), 0.0f, group + (size_t)b * block_bytes, j);
         }
     }
 }
@@ -258,12 +276,12 @@ static void multiply_panel(const mm_plan *plan, const inf_tensor *node, const ui
         const mm_store store = c0 > 0 ? MM_ADD : chunk == total && plan->stream ? MM_STREAM : MM_STORE;
         const int64_t len = total - c0 < chunk ? total - c0 : chunk;
         uint8_t *qs = (uint8_t *)panel;
-        float *d = (float *)(qs + (size_t)len * plan->P * MM_BLOCK);
+        float *d = (float *)(qs + (size_t)len * plan->P * MM_BLOCK * plan->code_bytes);
         float *m = d + len * plan->subs * plan->P;
         size_t act_offset = (size_t)(c0 * plan->unit) * plan->G * sizeof(float);
         if (plan->quantized) {
             k->pack_q(plan->format, wdata, w->nb[1], rows, c0, len, plan->P, qs, d, m);
-            act_offset = (size_t)c0 * mm_act_block_bytes(plan->G, plan->subs);
+            act_offset = (size_t)c0 * mm_act_block_bytes(plan->G, plan->subs, plan->code_bytes);
         } else if (plan->dequantized) {
             mm_pack_f_dequantized(w->type, wdata + (size_t)c0 * w->nb[0], w->nb[1], rows,
                                   len * plan->unit, plan->P, (float *)panel);
