@@ -2,6 +2,7 @@
  * reference (ref_ops.c), on random shapes and on non-contiguous (permuted, transposed) inputs. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "infer_util.h"
 #include "ref_ops.h"
@@ -82,6 +83,45 @@ TEST(test_scale_silu_rms_norm_match_reference_on_any_layout)
         free(want);
         inf_context_free(ctx);
         CHECK_MSG(err <= 1, "iteration %d (op %d): error %g", iter, which, err);
+    }
+}
+
+/* One row as ggml normalises it: squares in float, summed in double in element order. */
+static void ggml_rms_norm_row(const float *x, int64_t n, float eps, float *out)
+{
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        sum += (double)(x[i] * x[i]);
+    const float scale = 1.0f / sqrtf((float)(sum / (double)n) + eps);
+    for (int64_t i = 0; i < n; i++)
+        out[i] = x[i] * scale;
+}
+
+/* Bit for bit ggml's result, whatever the number of rows and threads (the CPU kernel normalises
+ * several rows side by side, and a thread's rows need not fill its last run). Each row has its
+ * own scale, so a row normalised with another row's sum shows. */
+TEST(test_rms_norm_sums_each_row_as_ggml_does)
+{
+    test_rng rng = {11};
+    enum { COLS = 301 };
+    for (int rows = 1; rows <= 9; rows++) {
+        for (int threads = 1; threads <= 3; threads++) {
+            inf_context *ctx = data_context(4);
+            inf_tensor *a = inf_tensor_new_2d(ctx, GGTK_TENSOR_F32, COLS, rows);
+            float *x = (float *)a->data;
+            for (int64_t e = 0; e < (int64_t)COLS * rows; e++)
+                x[e] = rng_uniform(&rng, -1.0f, 1.0f) * (float)(1 + e / COLS);
+            inf_tensor *out = inf_rms_norm(ctx, a, 1e-6f);
+            CHECK(compute_graph(ctx, out, threads) == GGTK_OK);
+            int differ = 0;
+            for (int r = 0; r < rows; r++) {
+                float want[COLS];
+                ggml_rms_norm_row(x + (size_t)r * COLS, COLS, 1e-6f, want);
+                differ += memcmp(want, (const float *)out->data + (size_t)r * COLS, sizeof want) != 0;
+            }
+            inf_context_free(ctx);
+            CHECK_MSG(differ == 0, "%d rows, %d threads: %d rows differ from ggml's sums", rows, threads, differ);
+        }
     }
 }
 

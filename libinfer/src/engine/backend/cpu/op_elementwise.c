@@ -169,24 +169,40 @@ void cpu_softcap_compute(const cpu_params *p, inf_tensor *node)
     unary(p, node, UNARY_SOFTCAP);
 }
 
+/* Rows normalised together by rms_norm_rows. */
+enum { RMS_NORM_ROWS = 4 };
+
+/* Rows r0 .. r0 + n - 1 (n <= RMS_NORM_ROWS). Each row's mean of squares is one chain of double
+ * additions in element order, as ggml sums it; the rows' chains run side by side, so that the
+ * additions' latency, which bounds a single chain, is hidden. */
+static void rms_norm_rows(const inf_tensor *a, inf_tensor *node, int64_t r0, int n, float eps)
+{
+    const int64_t ne0 = node->ne[0];
+    const char *ra[RMS_NORM_ROWS];
+    double sum[RMS_NORM_ROWS] = {0.0};
+    for (int k = 0; k < RMS_NORM_ROWS; k++) /* missing rows repeat the first; never written */
+        ra[k] = row_of(a, node, r0 + (k < n ? k : 0));
+    for (int64_t i = 0; i < ne0; i++) {
+        for (int k = 0; k < RMS_NORM_ROWS; k++) {
+            const float x = at(ra[k], a->nb[0], i);
+            sum[k] += (double)(x * x);
+        }
+    }
+    for (int k = 0; k < n; k++) {
+        float *d = (float *)row_of(node, node, r0 + k);
+        const float scale = 1.0f / sqrtf((float)(sum[k] / (double)ne0) + eps);
+        for (int64_t i = 0; i < ne0; i++)
+            d[i] = at(ra[k], a->nb[0], i) * scale;
+    }
+}
+
 /* The mean of squares is summed in double, as ggml does, so long rows lose no precision. */
 void cpu_rms_norm_compute(const cpu_params *p, inf_tensor *node)
 {
     const inf_tensor *a = node->src[0];
     const float eps = inf_op_param_f32(node, 0);
-    const int64_t ne0 = node->ne[0];
     int64_t begin, end;
     cpu_split(inf_tensor_nrows(node), p, &begin, &end);
-    for (int64_t r = begin; r < end; r++) {
-        float *d = (float *)row_of(node, node, r);
-        const char *ra = row_of(a, node, r);
-        double sum = 0.0;
-        for (int64_t i = 0; i < ne0; i++) {
-            float x = at(ra, a->nb[0], i);
-            sum += (double)(x * x);
-        }
-        const float scale = 1.0f / sqrtf((float)(sum / (double)ne0) + eps);
-        for (int64_t i = 0; i < ne0; i++)
-            d[i] = at(ra, a->nb[0], i) * scale;
-    }
+    for (int64_t r = begin; r < end; r += RMS_NORM_ROWS)
+        rms_norm_rows(a, node, r, end - r < RMS_NORM_ROWS ? (int)(end - r) : RMS_NORM_ROWS, eps);
 }
