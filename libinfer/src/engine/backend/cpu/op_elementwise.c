@@ -183,6 +183,7 @@ static void rms_norm_rows(const inf_tensor *a, inf_tensor *node, int64_t r0, int
     for (int k = 0; k < RMS_NORM_ROWS; k++) /* missing rows repeat the first; never written */
         ra[k] = row_of(a, node, r0 + (k < n ? k : 0));
     for (int64_t i = 0; i < ne0; i++) {
+#pragma GCC unroll 4
         for (int k = 0; k < RMS_NORM_ROWS; k++) {
             const float x = at(ra[k], a->nb[0], i);
             sum[k] += (double)(x * x);
