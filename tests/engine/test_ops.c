@@ -120,7 +120,8 @@ TEST(test_rms_norm_sums_each_row_as_ggml_does)
                 differ += memcmp(want, (const float *)out->data + (size_t)r * COLS, sizeof want) != 0;
             }
             inf_context_free(ctx);
-            CHECK_MSG(differ == 0, "%d rows, %d threads: %d rows differ from ggml's sums", rows, threads, differ);
+            CHECK_MSG(differ == 0, "%d rows, %d threads: %d rows differ from ggml's result", rows,
+                      threads, differ);
         }
     }
 }

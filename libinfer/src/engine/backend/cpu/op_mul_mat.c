@@ -85,7 +85,8 @@ static void make_plan(const inf_tensor *node, mm_plan *plan)
     if (plan->quantized) {
         plan->unit = MM_BLOCK;
         plan->chunk = chunk_steps(plan->n_blocks, MM_Q_CHUNK_BLOCKS);
-        plan->group_bytes = (size_t)plan->n_blocks * mm_act_block_bytes(plan->G, plan->subs, plan->code_bytes);
+        plan->group_bytes =
+            (size_t)plan->n_blocks * mm_act_block_bytes(plan->G, plan->subs, plan->code_bytes);
         plan->panel_bytes = (size_t)plan->chunk * plan->P *
                             (MM_BLOCK * (size_t)plan->code_bytes + 2 * (size_t)plan->subs * sizeof(float));
     } else {
