@@ -296,6 +296,55 @@ TEST(test_mul_mat_q8_0_extreme_codes_are_exact_at_every_level)
     CHECK(ran >= 2);
 }
 
+/* Q8_0 activation blocks holding NaN or Inf (the AVX2 level quantizes them with its own
+ * packer): their rows of the product are NaN everywhere, the other rows finite and bit for bit
+ * the scalar level's, at every level and thread count. */
+TEST(test_mul_mat_q8_0_nonfinite_activation_blocks_give_nan_rows_at_every_level)
+{
+    enum { K = 3 * MM_BLOCK, M = 21, N = 5 };
+    test_rng rng = {91};
+    float xrows[N][K], first[N][M];
+    for (int n = 0; n < N; n++)
+        for (int e = 0; e < K; e++)
+            xrows[n][e] = rng_uniform(&rng, -3.0f, 3.0f);
+    xrows[1][MM_BLOCK + 5] = NAN;
+    xrows[3][2 * MM_BLOCK + 31] = INFINITY;
+    xrows[4][0] = -INFINITY;
+    const bool bad[N] = {false, true, false, true, true};
+    int ran = 0;
+    for (size_t li = 0; li < sizeof levels / sizeof levels[0]; li++) {
+        if (inf_simd_force(levels[li]) != levels[li])
+            continue;
+        for (int threads = 1; threads <= 2; threads++) {
+            inf_context *ctx = data_context(4);
+            test_rng wrng = {5};
+            inf_tensor *w = inf_tensor_new_2d(ctx, GGTK_TENSOR_Q8_0, K, M);
+            inf_tensor *x = inf_tensor_new_2d(ctx, GGTK_TENSOR_F32, K, N);
+            fill_blocks(w, &wrng);
+            memcpy(x->data, xrows, sizeof xrows);
+            inf_tensor *out = inf_mul_mat(ctx, w, x);
+            CHECK(out && compute_graph(ctx, out, threads) == GGTK_OK);
+            for (int n = 0; out && n < N; n++) {
+                for (int m = 0; m < M; m++) {
+                    const float got = ((const float *)out->data)[n * M + m];
+                    CHECK_MSG(bad[n] ? isnan(got) : isfinite(got), "%s, %d threads, row %d x %d: %g",
+                              inf_simd_level_name(levels[li]), threads, m, n, got);
+                    if (ran && !bad[n])
+                        CHECK_MSG(memcmp(&got, &first[n][m], sizeof got) == 0,
+                                  "%s, %d threads, row %d x %d: not bit-identical to the scalar level",
+                                  inf_simd_level_name(levels[li]), threads, m, n);
+                    else if (!ran)
+                        first[n][m] = got;
+                }
+            }
+            inf_context_free(ctx);
+            ran++;
+        }
+    }
+    inf_simd_force(inf_simd_detect());
+    CHECK(ran >= 4);
+}
+
 TEST(test_mul_mat_dequantizing_path_covers_every_other_block_type)
 {
     int checked = 0;
