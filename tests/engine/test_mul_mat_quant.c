@@ -296,8 +296,8 @@ TEST(test_mul_mat_q8_0_extreme_codes_are_exact_at_every_level)
     CHECK(ran >= 2);
 }
 
-/* Q8_0 activation blocks holding NaN or Inf (the AVX2 level quantizes them with its own
- * packer): their rows of the product are NaN everywhere, the other rows finite and bit for bit
+/* Q8_0 activation blocks holding NaN or Inf (packed as 16-bit codes at AVX2, as bytes
+ * elsewhere): their rows of the product are NaN everywhere, the other rows finite and bit for bit
  * the scalar level's, at every level and thread count. */
 TEST(test_mul_mat_q8_0_nonfinite_activation_blocks_give_nan_rows_at_every_level)
 {

@@ -108,15 +108,12 @@ static inline bool quant_block_is_finite(const float *x)
  * keep a NaN depending on the operand order). */
 #define QUANT_INF_BITS 0x7F800000u
 
-/* The fp16 scale of a non-finite block's marker: a quiet NaN. */
-#define QUANT_NAN_FP16 ((inf_fp16)0x7E00)
-
 /* The quantized block of a non-finite input block (see inf_quantize_row): its first `n_scales`
- * halves (d, then m or s) QUANT_NAN_FP16 and every code byte 0, so every element dequantizes to
- * NaN and a dot product with it is NaN. */
+ * halves (d, then m or s) the quiet NaN 0x7E00 and every code byte 0, so every element
+ * dequantizes to NaN and a dot product with it is NaN. */
 static inline void quant_nan_block(void *block, size_t block_bytes, int n_scales)
 {
-    const inf_fp16 nan = QUANT_NAN_FP16;
+    const inf_fp16 nan = 0x7E00;
     memset(block, 0, block_bytes);
     for (int i = 0; i < n_scales; i++)
         memcpy((char *)block + (size_t)i * sizeof nan, &nan, sizeof nan);

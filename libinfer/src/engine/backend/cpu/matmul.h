@@ -124,12 +124,6 @@ static inline size_t mm_act_block_bytes(int g, int subs, int code_bytes)
 typedef void (*mm_pack_q_fn)(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
                              int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m);
 
-/* Quantize activation row `row` (K elements) as format f's activations and write it into slot j
- * of its packed group of G rows (the group's first block at `group`), where the level packs f's
- * activations itself; false (nothing written) where the portable packer serves. */
-typedef bool (*mm_pack_act_q_fn)(const mm_weight_format *f, const float *row, int64_t K, int G,
-                                 uint8_t *group, int j);
-
 /* Product of a packed quantized panel and one packed activation group: writes dst[j][i] as
  * `store` says for rows j < nr of the group and panel rows i < m_valid; dst rows are dst_stride
  * bytes apart. */
@@ -161,7 +155,6 @@ typedef struct mm_kernels {
     mm_pack_f_fn pack_f;
     mm_pack_act_f_fn pack_act_f;
     mm_gemm_f_fn gemm_f;
-    mm_pack_act_q_fn pack_act_q; /* optional */
     /* Q8_0 panels and activation groups hold 16-bit codes. Where the only byte product is
      * unsigned by signed (AVX2's vpmaddubsw), signed codes on both sides cost a sign transfer
      * per product and a correction per block, while a 16-bit product (vpmaddwd) gives as many

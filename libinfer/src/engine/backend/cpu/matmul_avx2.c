@@ -225,49 +225,6 @@ static void pack_q8_0_wide(const mm_weight_format *f, const char *w, size_t row_
     }
 }
 
-/* Wide Q8_0 activations, a row straight into its group slots: each block quantized as
- * inf_q8_0_from_float does (ggml's codes; the scale rounded through fp16, as the block stores
- * it; a block holding NaN or Inf gets the NaN marker's scale and zero codes), the codes
- * sign-extended into the int16 slots and the start word -offset * sum written, as the portable
- * packer would from that block. This saves the row of blocks in between and a scalar widening
- * per code. */
-static bool pack_act_q_avx2(const mm_weight_format *f, const float *row, int64_t K, int G,
-                            uint8_t *group, int j)
-{
-    if (f->type != GGTK_TENSOR_Q8_0)
-        return false;
-    const size_t block_bytes = mm_act_block_bytes(G, 1, 2);
-    for (int64_t b = 0; b < K / MM_BLOCK; b++, row += MM_BLOCK) {
-        uint8_t *blk = group + (size_t)b * block_bytes;
-        avx2_block_vectors v;
-        avx2_load_block(row, v);
-        const uint32_t amax = avx2_block_amax_bits(v);
-        __m256i codes = _mm256_setzero_si256();
-        inf_fp16 d16 = QUANT_NAN_FP16;
-        if (amax < QUANT_INF_BITS) {
-            const float scale = quant_f32_from_bits(amax) / 127;
-            codes = avx2_block_codes_rounded(v, quant_inverse_scale(scale));
-            d16 = quant_fp32_to_fp16(scale);
-        }
-        const __m256i wide[2] = {_mm256_cvtepi8_epi16(_mm256_castsi256_si128(codes)),
-                                 _mm256_cvtepi8_epi16(_mm256_extracti128_si256(codes, 1))};
-        for (int g = 0; g < MM_BLOCK / 4; g++) { /* four codes, 8 bytes, per slot */
-            const __m128i half = g % 4 < 2 ? _mm256_castsi256_si128(wide[g / 4])
-                                           : _mm256_extracti128_si256(wide[g / 4], 1);
-            uint8_t *slot = blk + ((size_t)g * G + j) * 8;
-            if (g % 2 == 0)
-                _mm_storel_epi64((__m128i *)slot, half);
-            else
-                _mm_storeh_pd((double *)slot, _mm_castsi128_pd(half));
-        }
-        float *dslot = (float *)(blk + (size_t)G * MM_BLOCK * 2);
-        const int32_t start = -f->offset * avx2_code_sum(codes);
-        dslot[j] = quant_fp16_to_fp32(d16);
-        memcpy(dslot + G + j, &start, sizeof start);
-    }
-    return true;
-}
-
 static void pack_q_avx2(const mm_weight_format *f, const char *w, size_t row_stride, int rows,
                         int64_t b0, int64_t n_blocks, int p, uint8_t *qs, float *d, float *m)
 {
@@ -667,6 +624,5 @@ const mm_kernels mm_kernels_avx2 = {
     .pack_f = pack_f_avx2,
     .pack_act_f = pack_act_f_avx2,
     .gemm_f = gemm_f_avx2,
-    .pack_act_q = pack_act_q_avx2,
     .wide_q8_0 = true,
 };

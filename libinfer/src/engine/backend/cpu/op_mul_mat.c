@@ -195,9 +195,6 @@ static void pack_quantized_row(const mm_plan *plan, const float *row, void *scra
             put_act_block(plan, zeros, 0.0f, 0.0f, group + (size_t)b * block_bytes, j);
         return;
     }
-    const mm_kernels *k = plan->kernels;
-    if (k->pack_act_q && k->pack_act_q(f, row, plan->K, plan->G, group, j))
-        return;
     if (f->act == MM_ACT_Q8_K) {
         inf_quantize_row(GGTK_TENSOR_Q8_K, row, scratch, plan->K);
         /* every block of 32 carries its super-block's scale */
